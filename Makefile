@@ -1,0 +1,64 @@
+# The book's two entry points (README):
+#   make book   build the HTML book into _build/html, executing every chapter (FAST scale; BOOK_FAST=0 for paper scale)
+#   make test   unit tests of lib, every chapter executed by nbmake, the HTML rendered with -W, and checks on it
+# Both create the virtual environment .venv from requirements.txt on first use.
+
+PYTHON     ?= python3
+VENV       := .venv
+BIN        := $(VENV)/bin
+STAGE      := build/book
+HTML       := _build/html
+JOBS       ?= 2
+BOOK_FAST  ?= 1
+NB_TIMEOUT ?= $(if $(filter 0 false no off,$(BOOK_FAST)),36000,900)
+
+export BOOK_FAST
+export OMP_NUM_THREADS := 1
+export BOOK_PROGRESS := 0
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: book test venv unit sync sync-check stage execute ledger html check-html clean
+
+book: venv stage execute ledger html
+	@echo "book: $(HTML)/index.html"
+
+test: venv unit stage execute ledger html check-html
+	@echo "all tests passed"
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade-strategy only-if-needed -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+unit: venv
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -n $(JOBS) tests
+
+sync: venv
+	$(BIN)/python tools/bookctl.py sync
+
+sync-check: venv
+	$(BIN)/python tools/bookctl.py sync --check
+
+stage: venv
+	$(BIN)/python tools/bookctl.py stage $(STAGE)
+
+# Executes every staged chapter once (nbmake writes the outputs back for the ledger and the HTML).
+execute: venv
+	$(BIN)/python -m pytest -q --nbmake --overwrite -n $(JOBS) --nbmake-timeout=$(NB_TIMEOUT) --durations=0 $(STAGE)/chapters
+
+ledger: venv
+	$(BIN)/python tools/bookctl.py ledger $(STAGE)
+
+# Renders the executed notebooks; warnings are errors (-W -n --keep-going).
+html: venv
+	rm -rf _build
+	$(BIN)/jupyter-book build $(STAGE) --path-output . -W -n --keep-going
+
+check-html: venv
+	$(BIN)/python -m pytest -q tests/test_built_html.py --html-dir $(HTML)
+
+clean:
+	rm -rf build _build

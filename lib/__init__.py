@@ -1,0 +1,64 @@
+"""The book's engine: tasks, models, solvers and trainers, plus the glue chapters use.
+
+Chapters import only what is listed here (``import lib``), so the public API is this file.
+"""
+
+from . import models, plots, tasks, train
+from .book import DATA_DIR, FAST, ROOT, BookContext, context, env_flag, finish, glue, setup
+from .claims import (
+    CLAIM_KEY,
+    STATUSES,
+    ClaimMismatch,
+    ClaimRecord,
+    at_least,
+    at_most,
+    between,
+    claim,
+    collect_claims,
+    is_true,
+    ledger_markdown,
+    within,
+)
+from .models import CopyHead, HookPoint, attention, capture
+from .plots import attention_heatmap, legend_for_runs, mark_interval, plot_sweep
+from .progress import progress
+from .tasks import CopyTask, copy_batch, pair_counts, population_counts, sample_tokens, shift_matrix
+from .train import (
+    AdamConfig,
+    CopyMapConfig,
+    CopyMapResult,
+    CopyPrior,
+    TransitionScan,
+    count_minima,
+    fit_copy_map,
+    geometric_grid,
+    jump_fraction,
+    optimal_readout,
+    population_loss,
+    refine_grid,
+    scan_transition,
+    steepest_step,
+    target_attention,
+    train_ensemble,
+)
+
+__all__ = [
+    # book glue
+    "ROOT", "DATA_DIR", "FAST", "BookContext", "setup", "context", "env_flag", "glue", "finish", "progress",
+    # claims ledger
+    "CLAIM_KEY", "STATUSES", "ClaimRecord", "ClaimMismatch", "claim", "between", "at_least", "at_most", "within",
+    "is_true", "collect_claims", "ledger_markdown",
+    # tasks
+    "CopyTask", "sample_tokens", "copy_batch", "pair_counts", "population_counts", "shift_matrix",
+    # models
+    "CopyHead", "HookPoint", "attention", "capture",
+    # training
+    "AdamConfig", "CopyPrior", "CopyMapConfig", "CopyMapResult", "fit_copy_map", "train_ensemble",
+    "population_loss", "target_attention", "optimal_readout",
+    # transition scans and metrics
+    "TransitionScan", "scan_transition", "geometric_grid", "refine_grid", "steepest_step", "jump_fraction", "count_minima",
+    # plots
+    "attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs",
+    # subpackages
+    "models", "plots", "tasks", "train",
+]

@@ -1,0 +1,212 @@
+"""Book glue: the FAST/full scale switch, chapter setup, glue, progress bars, figure style.
+
+Every chapter starts with ``ctx = lib.setup("NN_slug")`` and ends with ``lib.finish()``.
+
+Scale
+-----
+``BOOK_FAST=1`` (the default) runs each chapter at CI scale: minutes on two CPU cores, still showing the
+phenomenon. ``BOOK_FAST=0`` runs at paper scale and uses CUDA when a GPU is present.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .progress import progress
+
+__all__ = [
+    "ROOT",
+    "DATA_DIR",
+    "FAST",
+    "BookContext",
+    "env_flag",
+    "setup",
+    "context",
+    "glue",
+    "progress",
+    "finish",
+    "FIGURE_STYLE",
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = ROOT / "data"
+
+#: Per-chapter budget in FAST mode (DEVELOPERS.md): two chapters run side by side in CI.
+FAST_PEAK_MEMORY_GIB = 4.0
+FAST_TIME_BUDGET_S = 180.0
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def env_flag(name: str, default: bool) -> bool:
+    """Read a boolean environment variable ("1"/"0", "true"/"false", "yes"/"no", "on"/"off").
+
+    Raises
+    ------
+    ValueError
+        If the variable is set to anything else (a typo must not silently change the scale).
+    """
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"environment variable {name}={raw!r}: expected one of 1/0, true/false, yes/no, on/off")
+
+
+#: True at CI scale (the default), False at paper scale. Read once at import; ``setup(fast=...)`` overrides it.
+FAST: bool = env_flag("BOOK_FAST", True)
+
+FIGURE_STYLE: dict[str, Any] = {
+    "figure.dpi": 110,
+    "savefig.dpi": 110,
+    "figure.figsize": (7.0, 3.6),
+    "figure.constrained_layout.use": True,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": "medium",
+    "axes.labelsize": "medium",
+    "legend.fontsize": "small",
+    "legend.frameon": False,
+    "image.cmap": "viridis",
+}
+
+
+@dataclass(frozen=True)
+class BookContext:
+    """What ``setup`` decided for one chapter run.
+
+    Attributes
+    ----------
+    chapter : str
+        The chapter's slug, e.g. ``"01_copy_task"``; recorded with every claim.
+    fast : bool
+        CI scale (True) or paper scale (False).
+    seed : int
+        The global seed set for ``random``, ``numpy`` and ``torch``.
+    device : torch.device
+        CUDA at paper scale when a GPU is present, CPU otherwise.
+    started : float
+        ``time.perf_counter()`` at setup, for the run-time report in ``finish``.
+    """
+
+    chapter: str
+    fast: bool
+    seed: int
+    device: torch.device
+    started: float
+
+    @property
+    def scale(self) -> str:
+        """``"fast"`` or ``"full"``: the key used for scale-dependent expectations."""
+        return "fast" if self.fast else "full"
+
+
+_CONTEXT: BookContext | None = None
+
+
+def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int = 1) -> BookContext:
+    """Prepare a chapter run: seeds, threads, figure style, device.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter slug (``NN_slug``), used to label claims.
+    seed : int
+        Seed for ``random``, ``numpy`` and ``torch``. Library functions take their own explicit seeds as well.
+    fast : bool, optional
+        Override ``BOOK_FAST``.
+    threads : int
+        ``torch.set_num_threads``. One thread is fastest for the book's small tensors on two cores (and lets two
+        chapters run side by side).
+    """
+    global _CONTEXT
+    if not isinstance(chapter, str) or not chapter:
+        raise ValueError(f"chapter must be a non-empty string, got {chapter!r}")
+    if not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive int, got {threads!r}")
+    fast = FAST if fast is None else bool(fast)
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+
+    import matplotlib
+
+    matplotlib.rcParams.update(FIGURE_STYLE)
+
+    use_cuda = (not fast) and torch.cuda.is_available()
+    device = torch.device("cuda" if use_cuda else "cpu")
+    _CONTEXT = BookContext(chapter=chapter, fast=fast, seed=seed, device=device, started=time.perf_counter())
+    return _CONTEXT
+
+
+def context() -> BookContext:
+    """The context of the current chapter run (``setup`` must have been called)."""
+    if _CONTEXT is None:
+        raise RuntimeError("lib.setup(chapter) has not been called in this kernel")
+    return _CONTEXT
+
+
+def glue(name: str, value: Any, display: bool = False) -> Any:
+    """Store ``value`` under ``name`` for ``{glue:text}`name``` roles in the chapter's prose.
+
+    Uses myst-nb's ``glue`` when it is installed (the book build); elsewhere (Colab, a plain Jupyter) it does
+    nothing unless ``display`` is True, in which case the value is shown. Returns ``value``.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"glue name must be an identifier-like string, got {name!r}")
+    # plain Python numbers: myst-nb's {glue:text} formats the text/plain repr, and numpy's is `np.float64(...)`
+    if isinstance(value, np.generic) or (torch.is_tensor(value) and value.numel() == 1):
+        value = value.item()
+    try:
+        from myst_nb import glue as _myst_glue
+    except ImportError:  # Colab and other plain kernels
+        if display:
+            print(f"{name} = {value}")
+        return value
+    _myst_glue(name, value, display=display)
+    return value
+
+
+def peak_memory_gib() -> float:
+    """Peak resident memory of this process so far, in GiB (Linux ``ru_maxrss`` is in KiB)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    scale = 1024**3 if sys.platform == "darwin" else 1024**2
+    return rss / scale
+
+
+def finish() -> dict[str, float]:
+    """Report the chapter's run time and peak memory; assert the memory budget at FAST scale.
+
+    The time budget (3 minutes at FAST scale) is reported, not asserted: wall time depends on machine load.
+    """
+    ctx = context()
+    elapsed = time.perf_counter() - ctx.started
+    peak = peak_memory_gib()
+    print(
+        f"{ctx.chapter}: scale={ctx.scale}, device={ctx.device.type}, "
+        f"ran {elapsed:.0f} s (FAST budget {FAST_TIME_BUDGET_S:.0f} s), peak memory {peak:.2f} GiB"
+    )
+    if ctx.fast:
+        assert peak <= FAST_PEAK_MEMORY_GIB, f"peak memory {peak:.2f} GiB exceeds the FAST budget {FAST_PEAK_MEMORY_GIB} GiB"
+    return {"elapsed_s": elapsed, "peak_memory_gib": peak}

@@ -1,0 +1,39 @@
+"""Training: the batched ensemble trainer and paper A's MAP fitting (SGLD and metrics to come)."""
+
+from .copy_map import (
+    CopyMapConfig,
+    CopyMapResult,
+    CopyPrior,
+    copy_objective,
+    copy_sq_error,
+    fit_copy_map,
+    optimal_readout,
+    population_loss,
+    target_attention,
+)
+from .ensemble import AdamConfig, EnsembleRun, member_grad_norm, train_ensemble
+from .metrics import count_minima, geometric_grid, jump_fraction, refine_grid, steepest_step
+from .scan import TransitionScan, scan_transition
+
+__all__ = [
+    "AdamConfig",
+    "CopyMapConfig",
+    "CopyMapResult",
+    "CopyPrior",
+    "EnsembleRun",
+    "copy_objective",
+    "copy_sq_error",
+    "fit_copy_map",
+    "optimal_readout",
+    "scan_transition",
+    "TransitionScan",
+    "count_minima",
+    "geometric_grid",
+    "jump_fraction",
+    "refine_grid",
+    "steepest_step",
+    "member_grad_norm",
+    "population_loss",
+    "target_attention",
+    "train_ensemble",
+]

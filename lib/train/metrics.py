@@ -1,0 +1,84 @@
+"""Metrics of a transition measured on a grid of training-set sizes.
+
+A first-order (discontinuous) transition puts almost all of an order parameter's change into one step of a fine
+grid, however fine; a continuous one spreads it over many. :func:`jump_fraction` measures exactly that, and
+:func:`refine_grid` builds the fine grid inside the steepest step of a coarse one. Coexisting minima (several
+converged runs at one ``P`` with different order parameters) are the other first-order signature
+(:func:`count_minima`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["steepest_step", "jump_fraction", "refine_grid", "count_minima", "geometric_grid"]
+
+
+def _as_curve(y) -> np.ndarray:
+    y = np.asarray(y, dtype=float)
+    if y.ndim != 1 or y.size < 2:
+        raise ValueError(f"need a 1-D curve with at least 2 points, got shape {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("the curve contains non-finite values")
+    return y
+
+
+def geometric_grid(lo: int, hi: int, n: int) -> tuple[int, ...]:
+    """``n`` distinct integers spaced geometrically from ``lo`` to ``hi`` (inclusive), as a tuple."""
+    if not (isinstance(lo, (int, np.integer)) and isinstance(hi, (int, np.integer)) and 1 <= lo < hi):
+        raise ValueError(f"need integers 1 <= lo < hi, got lo={lo!r}, hi={hi!r}")
+    if not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an int >= 2, got {n!r}")
+    grid = np.unique(np.round(np.geomspace(lo, hi, n)).astype(int))
+    return tuple(int(p) for p in grid)
+
+
+def steepest_step(y) -> int:
+    """Index ``k`` of the largest absolute change ``|y[k+1] - y[k]|`` between neighbouring grid points."""
+    y = _as_curve(y)
+    return int(np.argmax(np.abs(np.diff(y))))
+
+
+def jump_fraction(y) -> float:
+    """Largest single-step change as a fraction of the total change over the curve, in ``[0, 1]``.
+
+    For a monotone curve it is ``max |Δy| / |y[-1] - y[0]|``. A discontinuity inside the range gives a value near
+    1 on any grid; a smooth curve on ``n`` evenly spread steps gives about ``1/n``.
+
+    Raises
+    ------
+    ValueError
+        If the curve does not change at all (no transition to measure).
+    """
+    y = _as_curve(y)
+    total = np.abs(np.diff(y)).sum()
+    if total == 0:
+        raise ValueError("the curve is constant: no transition to measure")
+    return float(np.abs(np.diff(y)).max() / total)
+
+
+def refine_grid(lo: int, hi: int, n: int) -> tuple[int, ...]:
+    """Up to ``n`` distinct integers evenly spaced in ``[lo, hi]`` (both included)."""
+    if not (isinstance(lo, (int, np.integer)) and isinstance(hi, (int, np.integer)) and 1 <= lo < hi):
+        raise ValueError(f"need integers 1 <= lo < hi, got lo={lo!r}, hi={hi!r}")
+    if not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an int >= 2, got {n!r}")
+    return tuple(int(p) for p in np.unique(np.round(np.linspace(lo, hi, n)).astype(int)))
+
+
+def count_minima(values, grad_norm, *, atol: float, gtol: float = 1e-3) -> int:
+    """Number of distinct converged minima among runs at one ``P``.
+
+    Runs with gradient norm ``<= gtol`` count as converged; their order-parameter ``values`` are clustered with
+    tolerance ``atol`` (single linkage on the sorted values).
+    """
+    values = np.asarray(values, dtype=float)
+    grad_norm = np.asarray(grad_norm, dtype=float)
+    if values.shape != grad_norm.shape or values.ndim != 1:
+        raise ValueError(f"values and grad_norm must be 1-D of one shape, got {values.shape}, {grad_norm.shape}")
+    if not atol > 0 or not gtol > 0:
+        raise ValueError(f"atol and gtol must be > 0, got atol={atol}, gtol={gtol}")
+    conv = np.sort(values[np.isfinite(grad_norm) & (grad_norm <= gtol)])
+    if conv.size == 0:
+        return 0
+    return int(1 + np.sum(np.diff(conv) > atol))

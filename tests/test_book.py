@@ -1,0 +1,57 @@
+"""lib.book: the scale flag, setup, glue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import lib
+from lib.book import env_flag
+
+
+@pytest.mark.parametrize("raw, value", [("1", True), ("0", False), ("true", True), ("Off", False), (" yes ", True), ("", True)])
+def test_env_flag(monkeypatch, raw, value):
+    monkeypatch.setenv("X_FLAG", raw)
+    assert env_flag("X_FLAG", True) is value
+
+
+def test_env_flag_rejects_typos(monkeypatch):
+    monkeypatch.setenv("X_FLAG", "fast")
+    with pytest.raises(ValueError, match="X_FLAG"):
+        env_flag("X_FLAG", True)
+    monkeypatch.delenv("X_FLAG")
+    assert env_flag("X_FLAG", False) is False
+
+
+def test_setup_seeds_threads_and_device():
+    ctx = lib.setup("01_x", seed=7, fast=True)
+    a = torch.rand(3)
+    lib.setup("01_x", seed=7, fast=True)
+    assert torch.equal(a, torch.rand(3))
+    assert torch.get_num_threads() == 1
+    assert ctx.device.type == "cpu" and ctx.scale == "fast"
+    assert lib.context() is not ctx  # a new context per setup
+    full = lib.setup("01_x", fast=False)
+    assert full.scale == "full"
+    assert full.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@pytest.mark.parametrize("kwargs, match", [(dict(chapter=""), "chapter"), (dict(chapter="x", seed=-1), "seed"), (dict(chapter="x", threads=0), "threads")])
+def test_setup_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        lib.setup(**kwargs)
+
+
+def test_glue_outside_a_kernel_returns_plain_numbers():
+    assert lib.glue("x", np.float64(0.5)) == 0.5
+    assert type(lib.glue("y", np.float64(0.5))) is float
+    assert type(lib.glue("z", torch.tensor(3))) is int
+    with pytest.raises(ValueError, match="glue name"):
+        lib.glue("not a name", 1)
+
+
+def test_finish_reports_budget():
+    lib.setup("01_x", fast=True)
+    report = lib.finish()
+    assert report["elapsed_s"] >= 0 and 0 < report["peak_memory_gib"] < 4

@@ -1,0 +1,302 @@
+"""lib.train: the sufficient-statistics objective, the ensemble trainer, MAP fitting, transition metrics."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lib.models import attention
+from lib.tasks import CopyTask, copy_batch, pair_counts, population_counts, sample_tokens, shift_matrix
+from lib.train import (
+    AdamConfig,
+    CopyMapConfig,
+    CopyPrior,
+    copy_objective,
+    copy_sq_error,
+    fit_copy_map,
+    optimal_readout,
+    population_loss,
+    target_attention,
+    train_ensemble,
+)
+from lib.train.metrics import count_minima, geometric_grid, jump_fraction, refine_grid, steepest_step
+
+f64 = torch.float64
+
+
+def direct_sq_error(A, W, tokens, V):
+    X, Y = copy_batch(tokens, V)
+    F = torch.einsum("ij,pjv,vc->pic", A, X, W)
+    return ((Y - F) ** 2).sum()
+
+
+@pytest.mark.parametrize("kind", ["softmax", "linear"])
+def test_sufficient_statistics_equal_the_direct_loss(kind):
+    L, V, P = 6, 4, 30
+    tokens = sample_tokens(CopyTask(V=V, L=L, P=P, seed=2))
+    gen = torch.Generator().manual_seed(0)
+    G = torch.randn(L, L, generator=gen, dtype=f64)
+    W = torch.randn(V, V, generator=gen, dtype=f64)
+    A = attention(kind, G, torch.tensor(0.3, dtype=f64) if kind == "linear" else None)
+    stat = copy_sq_error(A, W, pair_counts(tokens, V), float(P))
+    assert torch.allclose(stat, direct_sq_error(A, W, tokens, V), rtol=1e-12)
+
+
+def test_sufficient_statistics_with_member_axes():
+    L, V = 5, 3
+    tokens = sample_tokens(CopyTask(V=V, L=L, P=40, seed=1))
+    grid = (10, 40)
+    counts = torch.stack([pair_counts(tokens[:p], V) for p in grid])  # (2, L, L, V, V)
+    A = torch.softmax(torch.randn(2, 3, L, L, dtype=f64), -1)  # (n_P=2, n_init=3, L, L)
+    W = torch.randn(2, 3, V, V, dtype=f64)
+    P_t = torch.tensor(grid, dtype=f64)[:, None]
+    out = copy_sq_error(A, W, counts, P_t)
+    assert out.shape == (2, 3)
+    for i, p in enumerate(grid):
+        for r in range(3):
+            assert torch.allclose(out[i, r], direct_sq_error(A[i, r], W[i, r], tokens[:p], V))
+    with pytest.raises(ValueError, match="line up"):
+        copy_sq_error(A, W, counts[:1], P_t)
+
+
+def test_objective_gradient_matches_finite_differences():
+    L, V = 4, 3
+    counts = pair_counts(sample_tokens(CopyTask(V=V, L=L, P=12)), V)
+    prior = CopyPrior(T=0.7, sigma_G2=2.0, sigma_W2=0.5, sigma_beta2=1.5)
+
+    def U(G, W, beta):
+        return copy_objective("linear", {"G": G, "W": W, "beta": beta}, counts, torch.tensor(12.0, dtype=f64), prior)
+
+    args = (torch.randn(L, L, dtype=f64, requires_grad=True), torch.randn(V, V, dtype=f64, requires_grad=True),
+            torch.randn((), dtype=f64, requires_grad=True))
+    assert torch.autograd.gradcheck(U, args)
+    Gs = torch.randn(L, L, dtype=f64, requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda G, W: copy_objective("softmax", {"G": G, "W": W}, counts, torch.tensor(12.0, dtype=f64), prior),
+        (Gs, args[1]),
+    )
+
+
+def test_population_loss_is_the_expected_test_loss():
+    L, V = 5, 3
+    gen = torch.Generator().manual_seed(3)
+    A = torch.softmax(torch.randn(L, L, generator=gen, dtype=f64), -1)
+    W = torch.randn(V, V, generator=gen, dtype=f64)
+    tokens = sample_tokens(CopyTask(V=V, L=L, P=50_000, seed=9))
+    mc = direct_sq_error(A, W, tokens, V) / (50_000 * L)
+    assert abs(float(population_loss(A, W)) - float(mc)) < 0.02 * float(mc)
+    # the copy solution has zero loss; uniform attention with zero readout has loss 1
+    assert float(population_loss(shift_matrix(L), torch.eye(V, dtype=f64))) < 1e-12
+    assert math.isclose(float(population_loss(torch.full((L, L), 1 / L, dtype=f64), torch.zeros(V, V, dtype=f64))), 1.0)
+
+
+def test_optimal_readout_is_a_stationary_point():
+    L, V = 5, 3
+    counts = pair_counts(sample_tokens(CopyTask(V=V, L=L, P=30)), V)
+    A = torch.softmax(torch.randn(2, L, L, dtype=f64), -1)
+    ridge = 0.4
+    W = optimal_readout(A, counts, ridge).requires_grad_(True)
+    obj = copy_sq_error(A, W, counts, 30.0) + ridge * (W**2).sum((-1, -2))
+    (grad,) = torch.autograd.grad(obj.sum(), W)
+    assert grad.abs().max() < 1e-9
+    with pytest.raises(ValueError, match="ridge"):
+        optimal_readout(A, counts, -1.0)
+
+
+def test_target_attention_of_the_shift_is_one():
+    assert float(target_attention(shift_matrix(7))) == 1.0
+    assert math.isclose(float(target_attention(torch.full((7, 7), 1 / 7, dtype=f64))), 1 / 7)
+
+
+# ------------------------------------------------------------------------------------------ ensemble trainer
+def quadratic_members(E, dim, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    centers = torch.randn(E, dim, generator=gen, dtype=f64)
+    scales = torch.rand(E, dim, generator=gen, dtype=f64) + 0.5
+    return centers, scales
+
+
+def test_batched_members_train_like_separate_runs():
+    E, dim = 4, 3
+    centers, scales = quadratic_members(E, dim)
+    init = {"x": torch.zeros(E, dim, dtype=f64)}
+
+    def loss_fn(p, _step, c=centers, s=scales):
+        return (s * (p["x"] - c) ** 2).sum(-1) + (p["x"] ** 4).sum(-1)
+
+    cfg = AdamConfig(lr=0.05, steps=200)
+    batched = train_ensemble(init, loss_fn, cfg)
+    for e in range(E):
+        single = train_ensemble(
+            {"x": torch.zeros(1, dim, dtype=f64)},
+            lambda p, s, e=e: loss_fn(p, s, centers[e : e + 1], scales[e : e + 1]),
+            cfg,
+        )
+        assert torch.allclose(batched.params["x"][e], single.params["x"][0], atol=1e-12)
+    assert torch.equal(init["x"], torch.zeros(E, dim, dtype=f64))  # inputs untouched
+
+
+def test_early_stopping_freezes_converged_members():
+    centers, scales = quadratic_members(3, 2)
+
+    def loss_fn(p, _step):
+        return (scales * (p["x"] - centers) ** 2).sum(-1)
+
+    run = train_ensemble({"x": torch.zeros(3, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=5000, tol=1e-10, check_every=20))
+    assert run.steps_run < 5000
+    assert (run.stopped_at < 5000).all()
+    assert torch.allclose(run.params["x"], centers, atol=1e-3)
+
+
+def test_diverging_members_are_flagged_not_propagated():
+    offset = torch.tensor([0.0, 10.0], dtype=f64)
+
+    def loss_fn(p, _step):  # member 1 takes the square root of a negative number: NaN in its own loss only
+        return (p["x"] ** 2).sum(-1) + torch.sqrt(p["x"][:, 0] + 5.0 - offset)
+
+    run = train_ensemble({"x": torch.ones(2, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=50))
+    assert run.diverged.tolist() == [False, True]
+    assert torch.isfinite(run.params["x"][0]).all()
+    assert torch.equal(run.params["x"][1], torch.ones(2, dtype=f64))
+
+
+def test_lr_decay_lets_adam_settle():
+    """At a constant rate Adam keeps jittering around the copy head's minimum; the cosine decay lets it settle."""
+    base = CopyMapConfig("softmax", V=4, L=6, P_grid=(5, 200), init_seeds=(0, 1), adam=AdamConfig(steps=1500))
+    flat = fit_copy_map(base)
+    decayed = fit_copy_map(dataclasses.replace(base, adam=AdamConfig(steps=1500, lr_final=1e-4)))
+    assert flat.grad_norm.max() > 1e-3
+    assert decayed.grad_norm.max() < 1e-6
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(lr=0.0), "lr"),
+        (dict(lr=float("inf")), "lr"),
+        (dict(steps=0), "steps"),
+        (dict(steps=2.5), "steps"),
+        (dict(check_every=0), "check_every"),
+        (dict(betas=(0.9, 1.0)), "betas"),
+        (dict(tol=-1.0), "tol"),
+        (dict(lr=0.01, lr_final=0.1), "lr_final"),
+    ],
+)
+def test_adam_config_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        AdamConfig(**kwargs)
+
+
+def test_train_ensemble_validation():
+    with pytest.raises(ValueError, match="leading member axis"):
+        train_ensemble({"a": torch.zeros(2, 3), "b": torch.zeros(3, 3)}, lambda p, s: p["a"].sum(-1), AdamConfig())
+    with pytest.raises(ValueError, match="shape"):
+        train_ensemble({"a": torch.zeros(2, 3)}, lambda p, s: p["a"].sum(), AdamConfig(steps=2))
+    with pytest.raises(TypeError):
+        train_ensemble({"a": torch.zeros(2, 3)}, lambda p, s: p["a"].sum(-1), {"lr": 0.1})
+
+
+# ------------------------------------------------------------------------------------------ MAP fitting
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(kind="tanh"), "kind"),
+        (dict(V=1), "V"),
+        (dict(L=1), "L"),
+        (dict(P_grid=()), "P_grid"),
+        (dict(P_grid=[10, 20]), "P_grid"),
+        (dict(P_grid=(10, 0)), "P_grid"),
+        (dict(P_grid=(10, 10)), "repeated"),
+        (dict(init_seeds=(), copy_init=False), "initialisation"),
+        (dict(init_G=-1.0), "init_G"),
+    ],
+)
+def test_copy_map_config_validation(kwargs, match):
+    base = dict(kind="softmax", V=4, L=6, P_grid=(10, 20))
+    with pytest.raises(ValueError, match=match):
+        CopyMapConfig(**{**base, **kwargs})
+
+
+@pytest.mark.parametrize("name", ["T", "sigma_G2", "sigma_W2", "sigma_beta2"])
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan")])
+def test_copy_prior_validation(name, value):
+    with pytest.raises(ValueError, match=name):
+        CopyPrior(**{name: value})
+
+
+def small_cfg(kind, **kw):
+    return CopyMapConfig(kind, V=4, L=6, P_grid=(5, 200), init_seeds=(0, 1), adam=AdamConfig(steps=400, lr_final=1e-4), **kw)
+
+
+def test_fit_is_deterministic_and_filters_the_lowest_U():
+    a = fit_copy_map(small_cfg("softmax"))
+    b = fit_copy_map(small_cfg("softmax"))
+    assert np.array_equal(a.U, b.U) and np.array_equal(a.A, b.A)
+    assert np.array_equal(a.best, np.argmin(a.U, axis=1))
+    assert a.filtered("target").shape == (2,)
+    assert np.allclose(a.A.sum(-1), 1.0)
+
+
+def test_fit_learns_the_copy_pattern_with_enough_data():
+    res = fit_copy_map(small_cfg("softmax"))
+    # few samples: near-uniform attention; many samples: clearly on the target
+    assert res.filtered("target")[0] < 0.3 < res.filtered("target")[1]
+    assert res.filtered("test_loss")[1] < res.filtered("test_loss")[0]
+
+
+def test_linear_results_use_the_positive_trace_representative():
+    res = fit_copy_map(small_cfg("linear"))
+    assert (np.trace(res.W, axis1=-2, axis2=-1) >= 0).all()
+    assert res.filtered("target")[1] > 0
+
+
+def test_fit_matches_the_reduced_theory_at_large_P():
+    """Softmax, L=32, V=8, P=1000: paper A's reduced MAP theory (paperA.md §7) gives target attention 0.364."""
+    cfg = CopyMapConfig("softmax", V=8, L=32, P_grid=(1000,), init_seeds=(0,), adam=AdamConfig(steps=2500, lr_final=1e-4))
+    res = fit_copy_map(cfg)
+    d = np.linspace(0, 8, 80001)
+    L, V, P = 32, 8, 1000
+    p = 1 / (1 + (L - 1) * np.exp(-d))
+    Q = L * (p**2 + (1 - p) ** 2 / (L - 1))
+    eps = V * L / P
+    S = (L - 1) * d**2 / 2 + P / 2 * (V - 1) / V * (1 - L * p**2 / (Q + eps))
+    assert abs(res.filtered("target")[0] - p[np.argmin(S)]) < 0.01
+
+
+# ------------------------------------------------------------------------------------------ metrics
+def test_jump_fraction_separates_jumps_from_ramps():
+    step = np.r_[np.zeros(10), np.ones(10)]
+    ramp = np.linspace(0, 1, 20)
+    assert jump_fraction(step) == 1.0
+    assert math.isclose(jump_fraction(ramp), 1 / 19)
+    assert steepest_step(step) == 9
+    with pytest.raises(ValueError, match="constant"):
+        jump_fraction(np.ones(5))
+    with pytest.raises(ValueError, match="non-finite"):
+        jump_fraction([0.0, np.nan, 1.0])
+    with pytest.raises(ValueError, match="1-D"):
+        jump_fraction([1.0])
+
+
+def test_grids():
+    g = geometric_grid(5, 5000, 16)
+    assert g[0] == 5 and g[-1] == 5000 and list(g) == sorted(set(g))
+    assert refine_grid(10, 14, 21) == (10, 11, 12, 13, 14)
+    for bad in [(0, 10, 5), (10, 10, 5), (10, 5, 5), (1, 10, 1), (1.5, 10, 4)]:
+        with pytest.raises(ValueError):
+            refine_grid(*bad)
+        with pytest.raises(ValueError):
+            geometric_grid(*bad)
+
+
+def test_count_minima():
+    values = np.array([0.04, 0.041, 0.2, 0.9])
+    grads = np.array([1e-6, 1e-6, 1e-6, 1.0])  # the last run has not converged
+    assert count_minima(values, grads, atol=0.02) == 2
+    assert count_minima(values, np.ones(4), atol=0.02) == 0
+    with pytest.raises(ValueError, match="atol"):
+        count_minima(values, grads, atol=0.0)

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""The book's build steps (called by the Makefile; see README).
+
+    python tools/bookctl.py sync [--check]     write each chapter's Colab cell from _config.yml and its paired .ipynb
+    python tools/bookctl.py stage [OUT]        copy the book into OUT (default build/book), chapters as notebooks
+    python tools/bookctl.py ledger [OUT]       generate OUT/_ledger.md from the executed chapters' claim records
+    python tools/bookctl.py new NN_slug TITLE  start a chapter from templates/chapter.md
+
+Why a staging folder: nbmake executes the staged notebooks once (in parallel, FAST by default) and writes their
+outputs back; the claims ledger is generated from those outputs; Sphinx then renders them without executing
+anything again. One execution per chapter serves the tests, the ledger and the HTML.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOTSTRAP_MARK = "# colab-bootstrap"
+LEDGER_FILE = "_ledger.md"
+STAGED_TOP_LEVEL = ("_config.yml", "_toc.yml")
+
+
+# ----------------------------------------------------------------------------------------------- config
+def load_config(root: Path = ROOT) -> dict:
+    return yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+
+
+def repository_url(root: Path = ROOT) -> str:
+    url = load_config(root).get("repository", {}).get("url", "")
+    if not url.startswith("https://"):
+        raise SystemExit(f"_config.yml: repository.url must be an https URL, got {url!r}")
+    return url
+
+
+def toc_files(root: Path = ROOT) -> list[str]:
+    """Every docname in _toc.yml (root first), in reading order."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    names = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                names.append(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                for child in node.get(key, []) or []:
+                    walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk({k: v for k, v in toc.items() if k != "root"})
+    return names
+
+
+def chapter_docnames(root: Path = ROOT) -> list[str]:
+    return [n for n in toc_files(root) if n.startswith("chapters/")]
+
+
+# ----------------------------------------------------------------------------------------------- sync
+def bootstrap_code(url: str) -> str:
+    folder = "/content/" + url.rstrip("/").rsplit("/", 1)[-1]
+    return "\n".join(
+        [
+            f"{BOOTSTRAP_MARK}: written by `make sync` from _config.yml; hidden in the book, runs only in Google Colab.",
+            "import sys",
+            'if "google.colab" in sys.modules:',
+            "    import os, subprocess",
+            f'    if not os.path.isdir("{folder}"):',
+            f'        subprocess.run(["git", "clone", "--depth", "1", "{url}", "{folder}"], check=True)',
+            f'    sys.path.insert(0, "{folder}")',
+        ]
+    )
+
+
+_BOOTSTRAP_RE = re.compile(r"(^" + re.escape(BOOTSTRAP_MARK) + r".*?)(?=^```)", re.S | re.M)
+
+
+def synced_markdown(text: str, url: str, name: str) -> str:
+    """The chapter's MyST text with its Colab cell rewritten for ``url``."""
+    matches = _BOOTSTRAP_RE.findall(text)
+    if len(matches) != 1:
+        raise SystemExit(f"{name}: expected exactly one code cell starting with '{BOOTSTRAP_MARK}', found {len(matches)}")
+    return _BOOTSTRAP_RE.sub(lambda _m: bootstrap_code(url) + "\n", text, count=1)
+
+
+def read_chapter(md_path: Path):
+    """A MyST chapter as a notebook, with deterministic cell ids (jupytext draws random ones)."""
+    import hashlib
+
+    import jupytext
+
+    nb = jupytext.read(md_path)
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"c{i:03d}-" + hashlib.sha1(cell.source.encode("utf-8")).hexdigest()[:8]
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nb
+
+
+def notebook_text(md_path: Path) -> str:
+    """The output-free .ipynb that pairs with a MyST chapter (what Colab opens)."""
+    import jupytext
+
+    return jupytext.writes(read_chapter(md_path), fmt="ipynb")
+
+
+def sync(root: Path = ROOT, check: bool = False) -> list[str]:
+    """Write (or, with ``check``, compare) each chapter's Colab cell and paired .ipynb. Returns the problems."""
+    url = repository_url(root)
+    problems = []
+    for doc in chapter_docnames(root):
+        md = root / f"{doc}.md"
+        if not md.exists():
+            problems.append(f"{doc}: listed in _toc.yml but {md.relative_to(root)} does not exist")
+            continue
+        text = md.read_text(encoding="utf-8")
+        new_text = synced_markdown(text, url, doc)
+        if new_text != text:
+            if check:
+                problems.append(f"{doc}.md: its Colab cell does not match repository.url in _config.yml")
+            else:
+                md.write_text(new_text, encoding="utf-8")
+        ipynb = root / f"{doc}.ipynb"
+        want = notebook_text(md)
+        have = ipynb.read_text(encoding="utf-8") if ipynb.exists() else None
+        if have != want:
+            if check:
+                problems.append(f"{doc}.ipynb is out of sync with {doc}.md (run `make sync`)")
+            else:
+                ipynb.write_text(want, encoding="utf-8")
+    return problems
+
+
+# ----------------------------------------------------------------------------------------------- stage
+def stage(out: Path, root: Path = ROOT) -> None:
+    """Copy the book into ``out``: top-level pages and config as they are, chapters converted to notebooks."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for name in STAGED_TOP_LEVEL:
+        shutil.copy2(root / name, out / name)
+    for extra in ("_static", "references.bib"):
+        src = root / extra
+        if src.is_dir():
+            shutil.copytree(src, out / extra)
+        elif src.exists():
+            shutil.copy2(src, out / extra)
+    for doc in toc_files(root):
+        md = root / f"{doc}.md"
+        if not md.exists():
+            raise SystemExit(f"_toc.yml lists {doc}, but {md.relative_to(root)} does not exist")
+        target = out / doc
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if doc.startswith("chapters/"):
+            target.with_suffix(".ipynb").write_text(notebook_text(md), encoding="utf-8")
+        else:
+            shutil.copy2(md, target.with_suffix(".md"))
+
+
+# ----------------------------------------------------------------------------------------------- ledger
+def executed_chapters(out: Path, root: Path = ROOT) -> dict[str, Path]:
+    """Staged chapter notebooks by slug; each must have been executed."""
+    found = {}
+    for doc in chapter_docnames(root):
+        path = out / f"{doc}.ipynb"
+        if not path.exists():
+            raise SystemExit(f"{path} is missing: run the stage and execute steps first")
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        if code and all(c.get("execution_count") is None for c in code):
+            raise SystemExit(f"{path} has not been executed: the ledger is built from executed chapters only")
+        found[Path(doc).name] = path
+    return found
+
+
+def ledger(out: Path, root: Path = ROOT) -> str:
+    sys.path.insert(0, str(root))
+    from lib.claims import collect_claims, ledger_markdown
+
+    chapters = executed_chapters(out, root)
+    records = collect_claims(chapters.values())
+    text = ledger_markdown(records, {slug: f"/chapters/{slug}" for slug in chapters})
+    (out / LEDGER_FILE).write_text(text, encoding="utf-8")
+    return text
+
+
+# ----------------------------------------------------------------------------------------------- new
+def new_chapter(slug: str, title: str, root: Path = ROOT) -> Path:
+    if not re.fullmatch(r"\d\d_[a-z0-9_]+", slug):
+        raise SystemExit(f"chapter slug must look like 'NN_words', got {slug!r}")
+    target = root / "chapters" / f"{slug}.md"
+    if target.exists():
+        raise SystemExit(f"{target} exists already")
+    text = (root / "templates" / "chapter.md").read_text(encoding="utf-8")
+    text = text.replace("NN_slug", slug).replace("# Chapter title", f"# {title}")
+    target.write_text(synced_markdown(text, repository_url(root), slug), encoding="utf-8")
+    print(f"created {target.relative_to(root)}; add `- file: chapters/{slug}` to _toc.yml, then run `make sync`")
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_sync = sub.add_parser("sync")
+    p_sync.add_argument("--check", action="store_true", help="only report differences (exit 1 if any)")
+    for name in ("stage", "ledger"):
+        p = sub.add_parser(name)
+        p.add_argument("out", nargs="?", default=str(ROOT / "build" / "book"))
+    p_new = sub.add_parser("new")
+    p_new.add_argument("slug")
+    p_new.add_argument("title")
+    args = parser.parse_args(argv)
+
+    if args.cmd == "sync":
+        problems = sync(check=args.check)
+        for p in problems:
+            print(p, file=sys.stderr)
+        return 1 if problems else 0
+    if args.cmd == "stage":
+        stage(Path(args.out))
+        print(f"staged {len(chapter_docnames())} chapter(s) into {args.out}")
+        return 0
+    if args.cmd == "ledger":
+        text = ledger(Path(args.out))
+        print(text.splitlines()[0])
+        return 0
+    if args.cmd == "new":
+        new_chapter(args.slug, args.title)
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
