@@ -195,8 +195,8 @@ def peak_memory_gib() -> float:
     return rss / scale
 
 
-def finish() -> dict[str, float]:
-    """Report the chapter's run time and peak memory; assert the memory budget at FAST scale.
+def finish() -> None:
+    """Print the chapter's run time and peak memory; assert the memory budget at FAST scale.
 
     The time budget (3 minutes at FAST scale) is reported, not asserted: wall time depends on machine load.
     """
@@ -209,4 +209,3 @@ def finish() -> dict[str, float]:
     )
     if ctx.fast:
         assert peak <= FAST_PEAK_MEMORY_GIB, f"peak memory {peak:.2f} GiB exceeds the FAST budget {FAST_PEAK_MEMORY_GIB} GiB"
-    return {"elapsed_s": elapsed, "peak_memory_gib": peak}

@@ -41,7 +41,7 @@ __all__ = [
 CLAIM_KEY = "attention_book_claim"
 STATUSES = ("reproduced", "partial", "not at our scale")
 SOURCES = ("A", "B", "ours")
-_STATUS_MARK = {"reproduced": "✅ reproduced", "partial": "◐ partial", "not at our scale": "✗ not at our scale"}
+_STATUS_MARK = {"reproduced": "**reproduced**", "partial": "**partial**", "not at our scale": "**not at our scale**"}
 _STATUS_COLOR = {"reproduced": "#2e7d32", "partial": "#ef6c00", "not at our scale": "#c62828"}
 
 
@@ -165,8 +165,11 @@ class ClaimRecord:
             f"<strong>Source:</strong> {e(self.source_value)} &nbsp;·&nbsp; "
             f"<strong>Measured here</strong> ({e(self.scale)} scale): {e(self.measured_text)}<br>"
             f"<strong>Criterion:</strong> reproduced if {e(self.criterion)}{partial} &nbsp;→&nbsp; "
-            f'<strong style="color:{color}">{e(_STATUS_MARK[self.status])}</strong>{note}</div>'
+            f'<strong style="color:{color}">{e(self.status)}</strong>{note}</div>'
         )
+
+    def _ipython_display_(self) -> None:
+        """Show nothing when the record is a cell's value: :func:`claim` has displayed it already."""
 
     def _bundle(self) -> tuple[dict, dict]:
         """The display data and the output metadata that carries the record."""
@@ -206,7 +209,7 @@ def claim(
     Parameters
     ----------
     id : str
-        Stable identifier, e.g. ``"A-soft-order"`` (see ``shared/reference/claims.md``).
+        Stable identifier, e.g. ``"A-soft-order"`` (ids are stable once used; the ledger groups by them).
     statement : str
         What the source claims, in one sentence.
     source_value : str
@@ -353,27 +356,19 @@ def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str,
         + ", ".join(f"{counts[s]} {s}" for s in STATUSES)
         + f" (scale: {', '.join(sorted({r.scale for r in records}))}).",
         "",
-        "| id | paper | claim | source says | measured here | reproduced if | status | chapter |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | the source says | measured here | status | ch. |",
+        "|---|---|---|---|---|",
     ]
     for r in records:
         chapter = r.chapter
         if chapter_titles and r.chapter in chapter_titles:
             chapter = f"{{doc}}`{r.chapter[:2].lstrip('0')} <{chapter_titles[r.chapter]}>`"
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    f"`{r.id}`",
-                    r.source,
-                    _cell(r.statement),
-                    _cell(r.source_value),
-                    _cell(r.measured_text),
-                    _cell(r.criterion),
-                    _STATUS_MARK[r.status],
-                    chapter,
-                ]
-            )
-            + " |"
-        )
+        cells = [
+            f"`{r.id}` {_cell(r.statement)}",
+            _cell(r.source_value),
+            f"{_cell(r.measured_text)} (reproduced if {_cell(r.criterion)})",
+            _STATUS_MARK[r.status],
+            chapter,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -234,7 +234,7 @@ def small_cfg(kind, **kw):
 
 def test_fit_is_deterministic_and_filters_the_lowest_U():
     a = fit_copy_map(small_cfg("softmax"))
-    b = fit_copy_map(small_cfg("softmax"))
+    b = fit_copy_map(small_cfg("softmax"), device="cpu")
     assert np.array_equal(a.U, b.U) and np.array_equal(a.A, b.A)
     assert np.array_equal(a.best, np.argmin(a.U, axis=1))
     assert a.filtered("target").shape == (2,)
@@ -255,7 +255,7 @@ def test_linear_results_use_the_positive_trace_representative():
 
 
 def test_fit_matches_the_reduced_theory_at_large_P():
-    """Softmax, L=32, V=8, P=1000: paper A's reduced MAP theory (paperA.md §7) gives target attention 0.364."""
+    """Softmax, L=32, V=8, P=1000: the reduced MAP theory (the saddle point over d = a_1 - a_G, chapter 3) gives 0.364."""
     cfg = CopyMapConfig("softmax", V=8, L=32, P_grid=(1000,), init_seeds=(0,), adam=AdamConfig(steps=2500, lr_final=1e-4))
     res = fit_copy_map(cfg)
     d = np.linspace(0, 8, 80001)
@@ -300,3 +300,40 @@ def test_count_minima():
     assert count_minima(values, np.ones(4), atol=0.02) == 0
     with pytest.raises(ValueError, match="atol"):
         count_minima(values, grads, atol=0.0)
+
+
+# ------------------------------------------------------------------------------------------ transition scans
+def test_scan_transition_resolves_the_softmax_jump():
+    """Softmax, L=16, V=4: the coarse steepest step is refined, and the fine grid keeps the jump in one step."""
+    from lib.train import scan_transition
+
+    cfg = CopyMapConfig("softmax", V=4, L=16, P_grid=(20, 60, 120, 240, 480), init_seeds=(0,),
+                        adam=AdamConfig(steps=1500, lr_final=1e-4))
+    scan = scan_transition(cfg, n_fine=9)
+    lo, hi = scan.bracket
+    assert lo < hi and set(scan.fine.P) <= set(range(lo, hi + 1))
+    assert scan.fine.P[0] == lo and scan.fine.P[-1] == hi
+    flo, fhi = scan.step()
+    assert lo <= flo < fhi <= hi and lo <= scan.P_star <= hi
+    assert 0 < scan.jump_fraction() <= 1 and scan.jump() > 0
+    assert scan.minima().shape == scan.fine.P.shape
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(n_fine=2), ValueError, "n_fine"),
+        (dict(field="entropy"), ValueError, "field"),
+        (dict(atol=0.0), ValueError, "atol"),
+    ],
+)
+def test_scan_transition_validation(kwargs, exc, match):
+    from lib.train import scan_transition
+
+    cfg = CopyMapConfig("softmax", V=4, L=6, P_grid=(10, 20))
+    with pytest.raises(exc, match=match):
+        scan_transition(cfg, **kwargs)
+    with pytest.raises(TypeError):
+        scan_transition("not a config")
+    with pytest.raises(ValueError, match="at least 2"):
+        scan_transition(CopyMapConfig("softmax", V=4, L=6, P_grid=(10,)))

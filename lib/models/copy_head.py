@@ -5,7 +5,7 @@ positional score matrix :math:`G \in \mathbb R^{L\times L}` and a merged value/r
 :math:`W \in \mathbb R^{V\times V}`. Two attention maps:
 
 * softmax: :math:`A = \mathrm{softmax}_{\text{row}}(G)` (rows on the simplex);
-* linear (the book's model, ``paperA_linear.md``): :math:`A = (G + \beta J)/L` with :math:`J` the all-ones matrix and
+* linear (the book's model, derived in chapter 3): :math:`A = (G + \beta J)/L` with :math:`J` the all-ones matrix and
   a scalar :math:`\beta`, the cheap uniform-pooling channel that query/key biases give at infinite width.
 
 Softmax is invariant to row constants, so :math:`\beta` exists only for the linear kind. Attention weights are

@@ -75,10 +75,10 @@ class CopyTask:
         check_size("seed", self.seed, 0)
 
 
-def shift_matrix(L: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def shift_matrix(L: int, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None) -> torch.Tensor:
     """The cyclic shift :math:`S` with :math:`S_{i,i-1} = 1` (row ``i`` attends to key ``i-1``), shape ``(L, L)``."""
     L = check_size("L", L, 2)
-    return torch.roll(torch.eye(L, dtype=dtype), shifts=1, dims=0)  # (L, L)
+    return torch.roll(torch.eye(L, dtype=dtype, device=device), shifts=1, dims=0)  # (L, L)
 
 
 def sample_tokens(task: CopyTask) -> torch.Tensor:
@@ -142,12 +142,15 @@ def nested_pair_counts(tokens: torch.Tensor, V: int, P_grid: tuple[int, ...] | l
     return torch.stack([out[p] for p in grid])  # (n_P, L, L, V, V)
 
 
-def population_counts(L: int, V: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def population_counts(
+    L: int, V: int, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None
+) -> torch.Tensor:
     r"""Expected pair counts per fresh sequence, shape ``(L, L, V, V)``.
 
     :math:`\mathbb E N_{jkab} = \delta_{jk}\delta_{ab}/V + (1-\delta_{jk})/V^2` for i.i.d. uniform tokens.
     """
     L, V = check_size("L", L, 2), check_size("V", V, 2)
-    same = torch.eye(L, dtype=dtype)[:, :, None, None] * torch.eye(V, dtype=dtype)[None, None] / V
-    diff = (1 - torch.eye(L, dtype=dtype))[:, :, None, None] * torch.full((V, V), 1.0 / V**2, dtype=dtype)
+    eye_L = torch.eye(L, dtype=dtype, device=device)
+    same = eye_L[:, :, None, None] * torch.eye(V, dtype=dtype, device=device)[None, None] / V
+    diff = (1 - eye_L)[:, :, None, None] * torch.full((V, V), 1.0 / V**2, dtype=dtype, device=device)
     return same + diff  # (L, L, V, V)

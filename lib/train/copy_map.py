@@ -1,6 +1,6 @@
 r"""MAP fitting of paper A's copy head with Adam, over a grid of training-set sizes, filtered to the global minimum.
 
-Objective (paper A's MAP, ``paperA.md`` §2.2): with temperature :math:`T` and Gaussian priors,
+Objective (paper A's MAP): with temperature :math:`T` and Gaussian priors,
 
 .. math::
     U(G, W, \beta) = \frac{1}{2TL}\sum_{\mu=1}^P \sum_{i=1}^L \lVert y^\mu_i - f_i(X^\mu)\rVert^2
@@ -81,7 +81,7 @@ class CopyMapConfig:
     copy_init : bool
         Add one run started near the copy solution (needed to find the copy branch where it is metastable).
     init_G : float or None
-        Std of the random ``G`` init; None = 1.0 for softmax, 0.1 for linear (``paperA.md`` §5.2).
+        Std of the random ``G`` init; None = 1.0 for softmax, 0.1 for linear (our choice).
     init_W : float
         Std of the random ``W`` init.
     prior : CopyPrior
@@ -193,7 +193,7 @@ def copy_objective(
 def population_loss(A: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     """Exact test loss (mean squared error per position on fresh i.i.d. sequences), member shape of ``A``."""
     L, V = A.shape[-1], W.shape[-1]
-    counts = population_counts(L, V, dtype=A.dtype)  # (L, L, V, V)
+    counts = population_counts(L, V, dtype=A.dtype, device=A.device)  # (L, L, V, V)
     return copy_sq_error(A, W, counts, 1.0) / L
 
 
@@ -226,14 +226,14 @@ def optimal_readout(A: torch.Tensor, counts: torch.Tensor, ridge: float = 0.0) -
         raise ValueError(f"A must end in ({L}, {L}), got {tuple(A.shape)}")
     gram = torch.einsum("...ij,...ik,jkab->...ab", A, A, counts)  # (..., V, V)
     cross = torch.einsum("...ij,jiab->...ab", A, torch.roll(counts, shifts=1, dims=1))  # (..., V, V): N[j, i-1]
-    eye = torch.eye(V, dtype=A.dtype)
+    eye = torch.eye(V, dtype=A.dtype, device=A.device)
     return torch.linalg.solve(gram + ridge * eye, cross)  # (..., V, V)
 
 
 def target_attention(A: torch.Tensor) -> torch.Tensor:
     r"""Mean attention on the target key, :math:`\langle A, S\rangle / L = \frac1L\sum_i A_{i,i-1}`, member shape."""
     L = A.shape[-1]
-    S = shift_matrix(L, dtype=A.dtype)
+    S = shift_matrix(L, dtype=A.dtype, device=A.device)
     return (A * S).sum((-1, -2)) / L
 
 
@@ -266,14 +266,19 @@ class CopyMapResult:
         return values[np.arange(len(self.P)), self.best]
 
 
-def fit_copy_map(cfg: CopyMapConfig, *, desc: str | None = None) -> CopyMapResult:
-    """Train every (P, initialisation) pair of ``cfg`` as one batched Adam run and filter to the lowest U."""
+def fit_copy_map(cfg: CopyMapConfig, *, device: torch.device | str | None = None, desc: str | None = None) -> CopyMapResult:
+    """Train every (P, initialisation) pair of ``cfg`` as one batched Adam run and filter to the lowest U.
+
+    ``device`` (default CPU) is where the batch is trained; it is not part of the config (results do not depend
+    on it beyond floating-point rounding). Results come back as NumPy arrays.
+    """
     if not isinstance(cfg, CopyMapConfig):
         raise TypeError(f"cfg must be a CopyMapConfig, got {type(cfg).__name__}")
     kind, L, V = cfg.kind, cfg.L, cfg.V
     P_max = max(cfg.P_grid)
     tokens = sample_tokens(CopyTask(V=V, L=L, P=P_max, seed=cfg.data_seed))  # (P_max, L)
-    counts = nested_pair_counts(tokens, V, cfg.P_grid)  # (n_P, L, L, V, V)
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    counts = nested_pair_counts(tokens, V, cfg.P_grid).to(device)  # (n_P, L, L, V, V)
     n_P, labels = len(cfg.P_grid), cfg.init_labels
     n_I = len(labels)
     init_G = cfg.init_G if cfg.init_G is not None else (1.0 if kind == "softmax" else 0.1)
@@ -286,12 +291,12 @@ def fit_copy_map(cfg: CopyMapConfig, *, desc: str | None = None) -> CopyMapResul
     G0 = torch.stack([g for g, _, _ in inits])  # (n_I, L, L)
     W0 = torch.stack([w for _, w, _ in inits])  # (n_I, V, V)
     params = {
-        "G": G0.expand(n_P, n_I, L, L).reshape(n_P * n_I, L, L),  # (E, L, L), E = n_P * n_I
-        "W": W0.expand(n_P, n_I, V, V).reshape(n_P * n_I, V, V),  # (E, V, V)
+        "G": G0.expand(n_P, n_I, L, L).reshape(n_P * n_I, L, L).to(device),  # (E, L, L), E = n_P * n_I
+        "W": W0.expand(n_P, n_I, V, V).reshape(n_P * n_I, V, V).to(device),  # (E, V, V)
     }
     if kind == "linear":
-        params["beta"] = torch.zeros(n_P * n_I, dtype=torch.float64)  # (E,)
-    P_t = torch.tensor(cfg.P_grid, dtype=torch.float64)[:, None]  # (n_P, 1)
+        params["beta"] = torch.zeros(n_P * n_I, dtype=torch.float64, device=device)  # (E,)
+    P_t = torch.tensor(cfg.P_grid, dtype=torch.float64, device=device)[:, None]  # (n_P, 1)
 
     def loss_fn(p, _step):
         shaped = {k: v.reshape(n_P, n_I, *v.shape[1:]) for k, v in p.items()}  # (n_P, n_I, ...)
@@ -301,7 +306,7 @@ def fit_copy_map(cfg: CopyMapConfig, *, desc: str | None = None) -> CopyMapResul
 
     G = run.params["G"].reshape(n_P, n_I, L, L)
     W = run.params["W"].reshape(n_P, n_I, V, V)
-    beta = run.params["beta"].reshape(n_P, n_I) if kind == "linear" else torch.zeros(n_P, n_I, dtype=torch.float64)
+    beta = run.params["beta"].reshape(n_P, n_I) if kind == "linear" else torch.zeros(n_P, n_I, dtype=torch.float64, device=device)
     if kind == "linear":  # canonical sign: tr W >= 0 (the network is invariant under a joint sign flip)
         sign = torch.where(torch.diagonal(W, dim1=-2, dim2=-1).sum(-1) < 0, -1.0, 1.0).to(W.dtype)  # (n_P, n_I)
         G, W, beta = G * sign[..., None, None], W * sign[..., None, None], beta * sign
@@ -311,20 +316,20 @@ def fit_copy_map(cfg: CopyMapConfig, *, desc: str | None = None) -> CopyMapResul
         train = copy_sq_error(A, W, counts, P_t) / (P_t * L)
         test = population_loss(A, W)
         tgt = target_attention(A)
-    U_np = U.numpy()
+    U_np = U.cpu().numpy()
     best = np.nanargmin(np.where(np.isfinite(U_np), U_np, np.inf), axis=1)
     return CopyMapResult(
         config=cfg,
         P=np.array(cfg.P_grid),
         inits=labels,
         U=U_np,
-        train_loss=train.numpy(),
-        test_loss=test.numpy(),
-        target=tgt.numpy(),
+        train_loss=train.cpu().numpy(),
+        test_loss=test.cpu().numpy(),
+        target=tgt.cpu().numpy(),
         grad_norm=run.grad_norm.reshape(n_P, n_I).numpy(),
-        A=A.numpy(),
-        W=W.numpy(),
-        beta=beta.numpy(),
+        A=A.cpu().numpy(),
+        W=W.cpu().numpy(),
+        beta=beta.cpu().numpy(),
         best=best,
         steps_run=run.steps_run,
     )

@@ -7,7 +7,8 @@ gradient of the sum with respect to that slice is the gradient of its own loss, 
 
 Per-member early stopping: a member whose loss changes by less than ``tol * max(1, |loss|)`` over ``check_every``
 steps is frozen (its parameters are restored after each optimiser step); training ends when every member is frozen.
-A member whose loss becomes non-finite is frozen and flagged as diverged.
+A member whose loss is non-finite at a check point is frozen and flagged as diverged. Parameters stay on the
+device they come on (CPU or CUDA); per-member bookkeeping is done on the CPU at check points only.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class EnsembleRun:
     Attributes
     ----------
     params : dict of Tensor
-        Final parameters, detached, each ``(E, ...)``.
+        Final parameters, detached, each ``(E, ...)``, on the device they were trained on.
     loss : Tensor, shape ``(E,)``
         Final loss per member.
     grad_norm : Tensor, shape ``(E,)``
@@ -111,7 +112,7 @@ def member_grad_norm(grads: Mapping[str, torch.Tensor], E: int) -> torch.Tensor:
     """Per-member gradient norm from stacked gradients ``(E, ...)``, shape ``(E,)``."""
     total = torch.zeros(E, dtype=torch.float64)
     for g in grads.values():
-        total += g.detach().reshape(E, -1).double().pow(2).sum(1)
+        total += g.detach().reshape(E, -1).double().pow(2).sum(1).cpu()
     return total.sqrt()
 
 
@@ -148,9 +149,12 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
         if cfg.lr_final is not None
         else None
     )
+    device = next(iter(p.values())).device
+    # bookkeeping lives on the CPU and is updated at check points only (no device sync in between)
     frozen = torch.zeros(E, dtype=torch.bool)
     diverged = torch.zeros(E, dtype=torch.bool)
     stopped_at = torch.full((E,), cfg.steps, dtype=torch.long)
+    frozen_dev = frozen.to(device)
     hist_steps: list[int] = []
     hist: list[torch.Tensor] = []
     last_check: torch.Tensor | None = None
@@ -166,31 +170,31 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
     for step in range(cfg.steps):
         opt.zero_grad(set_to_none=True)
         loss = evaluate(step)  # (E,)
-        bad = ~torch.isfinite(loss.detach())
-        if bad.any():
-            newly = bad & ~diverged
-            diverged |= bad
-            stopped_at[newly & ~frozen] = step
-            frozen |= bad
         if step % cfg.check_every == 0:
-            current = loss.detach().clone()
+            current = loss.detach().double().cpu()
             hist_steps.append(step)
             hist.append(current)
+            bad = ~torch.isfinite(current) & ~diverged
+            stopped_at[bad & ~frozen] = step
+            diverged |= bad
+            frozen |= bad
             if cfg.tol > 0 and last_check is not None:
                 change = (current - last_check).abs()
                 done = (change <= cfg.tol * current.abs().clamp_min(1.0)) & ~frozen
                 stopped_at[done] = step
                 frozen |= done
             last_check = current
+            frozen_dev = frozen.to(device)
             if bool(frozen.all()):
                 break
+        # a non-finite member contributes nothing to the others' gradients (their losses are independent)
         torch.where(torch.isfinite(loss), loss, torch.zeros_like(loss)).sum().backward()
-        if frozen.any():
-            before = {k: v.detach()[frozen].clone() for k, v in p.items()}
+        if bool(frozen.any()):
+            before = {k: v.detach()[frozen_dev].clone() for k, v in p.items()}
             opt.step()
             with torch.no_grad():
                 for k, v in p.items():
-                    v[frozen] = before[k]
+                    v[frozen_dev] = before[k]
         else:
             opt.step()
         if sched is not None:
@@ -204,10 +208,11 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
     torch.where(torch.isfinite(final), final, torch.zeros_like(final)).sum().backward()
     grads = {k: (v.grad if v.grad is not None else torch.zeros_like(v)) for k, v in p.items()}
     gnorm = member_grad_norm(grads, E)
+    diverged |= ~torch.isfinite(final.detach().double().cpu())
     gnorm[diverged] = float("nan")
     return EnsembleRun(
         params={k: v.detach() for k, v in p.items()},
-        loss=final.detach(),
+        loss=final.detach().cpu(),
         grad_norm=gnorm,
         history_steps=torch.tensor(hist_steps, dtype=torch.long),
         history=torch.stack(hist) if hist else torch.empty(0, E),

@@ -1,0 +1,69 @@
+"""tools/bookctl.py: staging, the executed-only ledger, new chapters."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("bookctl", ROOT / "tools" / "bookctl.py")
+bookctl = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bookctl)
+
+
+def test_stage_converts_chapters_to_notebooks(tmp_path):
+    out = tmp_path / "book"
+    bookctl.stage(out, ROOT)
+    assert (out / "_config.yml").exists() and (out / "_toc.yml").exists() and (out / "intro.md").exists()
+    for doc in bookctl.chapter_docnames(ROOT):
+        nb = json.loads((out / f"{doc}.ipynb").read_text())
+        assert nb["metadata"]["kernelspec"]["name"] == "python3"
+        assert not (out / f"{doc}.md").exists()  # one source per page (Sphinx would warn about two)
+    # the ledger refuses chapters that were not executed
+    with pytest.raises(SystemExit, match="not been executed"):
+        bookctl.ledger(out, ROOT)
+
+
+def test_ledger_from_executed_notebooks(tmp_path):
+    import lib
+    from lib.claims import CLAIM_KEY
+
+    out = tmp_path / "book"
+    bookctl.stage(out, ROOT)
+    lib.setup("01_copy_task", fast=True)
+    rec = lib.claim("A-demo", statement="s", source_value="v", measured=1.0, reproduced=lib.at_least(0.5), show=False)
+    for doc in bookctl.chapter_docnames(ROOT):
+        path = out / f"{doc}.ipynb"
+        nb = json.loads(path.read_text())
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for i, cell in enumerate(code):
+            cell["execution_count"] = i + 1
+        code[-1]["outputs"].append(
+            {"output_type": "display_data", "metadata": {CLAIM_KEY: rec.to_json()}, "data": {"text/plain": "x"}}
+        )
+        path.write_text(json.dumps(nb))
+    text = bookctl.ledger(out, ROOT)
+    assert (out / bookctl.LEDGER_FILE).read_text() == text
+    assert "`A-demo`" in text and "{doc}`1 </chapters/01_copy_task>`" in text
+
+
+def test_new_chapter_from_template(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("_config.yml", "_toc.yml", "intro.md"):
+        shutil.copy2(ROOT / name, root / name)
+    shutil.copytree(ROOT / "templates", root / "templates")
+    (root / "chapters").mkdir()
+    path = bookctl.new_chapter("02_bayesian_posterior", "The Bayesian derivation", root)
+    text = path.read_text()
+    assert text.splitlines()[12] == "# The Bayesian derivation"
+    assert 'lib.setup("02_bayesian_posterior")' in text
+    assert bookctl.repository_url(root) in text
+    with pytest.raises(SystemExit, match="exists"):
+        bookctl.new_chapter("02_bayesian_posterior", "again", root)
+    with pytest.raises(SystemExit, match="slug"):
+        bookctl.new_chapter("bad", "x", root)
