@@ -56,3 +56,19 @@ def test_finish_reports_budget(capsys):
     assert lib.finish() is None  # nothing for the notebook to echo
     out = capsys.readouterr().out
     assert "01_x: scale=fast" in out and "peak memory" in out
+
+
+def test_glue_without_myst_nb_is_a_no_op(monkeypatch, capsys):
+    """Colab has no myst-nb: glue must neither fail nor print unless asked to."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "myst_nb", None)  # makes `from myst_nb import glue` raise ImportError
+    assert lib.glue("a", 1.5) == 1.5
+    assert capsys.readouterr().out == ""
+    lib.glue("b", 2, display=True)
+    assert "b = 2" in capsys.readouterr().out
+
+
+def test_claim_record_is_not_displayed_twice(book_context):
+    rec = lib.claim("A-once", statement="s", source_value="v", measured=1.0, reproduced=lib.at_least(0.5), show=False)
+    assert rec._ipython_display_() is None  # IPython's echo of the cell value shows nothing

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tools import bookctl
+
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("bookctl", ROOT / "tools" / "bookctl.py")
-bookctl = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bookctl)
 
 
 def test_stage_converts_chapters_to_notebooks(tmp_path):

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import html
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
+from tools import bookctl
+
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("bookctl", ROOT / "tools" / "bookctl.py")
-bookctl = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bookctl)
 CHAPTERS = bookctl.chapter_docnames(ROOT)
 
 ERROR_MARKERS = ("Traceback (most recent call last)", "output traceback", "output error", "CellExecutionError", "ClaimMismatch")

@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
+
+from tools import bookctl
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_bookctl():
-    spec = importlib.util.spec_from_file_location("bookctl", ROOT / "tools" / "bookctl.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bookctl = load_bookctl()
 CHAPTERS = bookctl.chapter_docnames(ROOT)
 
 
