@@ -1,6 +1,7 @@
 # The book's two entry points (README):
 #   make book   build the HTML book into _build/html, executing every chapter (FAST scale; BOOK_FAST=0 for paper scale)
-#   make test   unit tests of lib, every chapter executed by nbmake, the HTML rendered with -W, and checks on it
+#   make test   unit tests of lib, every chapter executed by nbmake, the HTML rendered with -W, checks on it, and a
+#               second execution of the first chapters that must reproduce their claims exactly
 # Both create the virtual environment .venv from requirements.txt on first use.
 
 PYTHON     ?= python3
@@ -17,12 +18,12 @@ export OMP_NUM_THREADS := 1
 export BOOK_PROGRESS := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test venv unit sync sync-check stage execute ledger html check-html clean
+.PHONY: book test venv unit sync sync-check stage execute ledger html check-html determinism clean
 
 book: venv stage execute ledger html
 	@echo "book: $(HTML)/index.html"
 
-test: venv unit stage execute ledger html check-html
+test: venv unit stage execute ledger html check-html determinism
 	@echo "all tests passed"
 
 venv: $(VENV)/.installed
@@ -59,6 +60,10 @@ html: venv
 
 check-html: venv
 	$(BIN)/python -m pytest -q tests/test_built_html.py --html-dir $(HTML)
+
+# Executes the first chapters a second time (cache off) and compares their claims with the first execution.
+determinism: venv
+	$(BIN)/python -m pytest -q -n $(JOBS) tests/test_determinism.py --executed-dir $(STAGE)
 
 clean:
 	rm -rf build _build

@@ -4,7 +4,9 @@ Chapters import only what is listed here (``import lib``), so the public API is 
 """
 
 from . import models, plots, tasks, train
-from .book import DATA_DIR, FAST, ROOT, BookContext, context, env_flag, finish, glue, setup
+from .book import FAST, BookContext, context, finish, glue, setup
+from .cache import Cache, CacheWarning, cached, default_cache, publish, verify_manifest
+from .env import DATA_DIR, ROOT, env_flag
 from .claims import (
     CLAIM_KEY,
     STATUSES,
@@ -22,6 +24,7 @@ from .claims import (
 from .models import CopyHead, HookPoint, attention, capture
 from .plots import attention_heatmap, legend_for_runs, mark_interval, plot_sweep
 from .progress import progress
+from .sweep import SweepError, SweepResult, run_sweep
 from .tasks import CopyTask, copy_batch, pair_counts, population_counts, sample_tokens, shift_matrix
 from .train import (
     AdamConfig,
@@ -45,6 +48,9 @@ from .train import (
 __all__ = [
     # book glue
     "ROOT", "DATA_DIR", "FAST", "BookContext", "setup", "context", "env_flag", "glue", "finish", "progress",
+    # results cache and sweeps
+    "Cache", "CacheWarning", "cached", "default_cache", "publish", "verify_manifest",
+    "run_sweep", "SweepResult", "SweepError",
     # claims ledger
     "CLAIM_KEY", "STATUSES", "ClaimRecord", "ClaimMismatch", "claim", "between", "at_least", "at_most", "within",
     "is_true", "collect_claims", "ledger_markdown",

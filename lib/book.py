@@ -10,18 +10,17 @@ phenomenon. ``BOOK_FAST=0`` runs at paper scale and uses CUDA when a GPU is pres
 
 from __future__ import annotations
 
-import os
 import random
 import resource
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from .env import DATA_DIR, ROOT, env_flag
 from .progress import progress
 
 __all__ = [
@@ -38,34 +37,9 @@ __all__ = [
     "FIGURE_STYLE",
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = ROOT / "data"
-
 #: Per-chapter budget in FAST mode (DEVELOPERS.md): two chapters run side by side in CI.
 FAST_PEAK_MEMORY_GIB = 4.0
 FAST_TIME_BUDGET_S = 180.0
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def env_flag(name: str, default: bool) -> bool:
-    """Read a boolean environment variable ("1"/"0", "true"/"false", "yes"/"no", "on"/"off").
-
-    Raises
-    ------
-    ValueError
-        If the variable is set to anything else (a typo must not silently change the scale).
-    """
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ValueError(f"environment variable {name}={raw!r}: expected one of 1/0, true/false, yes/no, on/off")
 
 
 #: True at CI scale (the default), False at paper scale. Read once at import; ``setup(fast=...)`` overrides it.

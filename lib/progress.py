@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, Iterable
+
+from .env import env_flag
 
 __all__ = ["progress"]
 
@@ -16,7 +17,6 @@ def progress(iterable: Iterable | None = None, **kwargs: Any):
     """
     from tqdm.auto import tqdm
 
-    flag = os.environ.get("BOOK_PROGRESS", "1").strip().lower()
-    kwargs.setdefault("disable", flag in {"0", "false", "no", "off"})
+    kwargs.setdefault("disable", not env_flag("BOOK_PROGRESS", True))
     kwargs.setdefault("leave", False)
     return tqdm(iterable, **kwargs)

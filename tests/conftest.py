@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,10 +14,13 @@ if str(ROOT) not in sys.path:  # tests also run from a plain checkout (no `pip i
     sys.path.insert(0, str(ROOT))
 
 torch.set_num_threads(1)
+# Unit tests compute everything: the default results cache is off (tests of lib.cache build their own Cache).
+os.environ["BOOK_CACHE"] = "0"
 
 
 def pytest_addoption(parser):
     parser.addoption("--html-dir", default=None, help="built HTML book to check (tests/test_built_html.py)")
+    parser.addoption("--executed-dir", default=None, help="staged book whose chapters nbmake executed (tests/test_determinism.py)")
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..cache import cached
 from ..models.copy_head import attention, check_kind, init_copy_params
 from ..tasks.copy import CopyTask, check_size, nested_pair_counts, population_counts, sample_tokens, shift_matrix
 from .ensemble import AdamConfig, train_ensemble
@@ -41,8 +42,16 @@ __all__ = [
     "population_loss",
     "target_attention",
     "optimal_readout",
+    "readout_moments",
     "fit_copy_map",
 ]
+
+
+def _check_square(name: str, M: torch.Tensor) -> None:
+    if not torch.is_tensor(M):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(M).__name__}")
+    if M.dim() < 2 or M.shape[-1] != M.shape[-2] or M.shape[-1] < 2:
+        raise ValueError(f"{name} must have shape (..., n, n) with n >= 2, got {tuple(M.shape)}")
 
 
 def _positive(name: str, value: float) -> None:
@@ -179,6 +188,12 @@ def copy_objective(
     prior: CopyPrior,
 ) -> torch.Tensor:
     """MAP objective :math:`U` per member (see the module docstring), shape = member shape of ``params["G"]``."""
+    check_kind(kind)
+    if not isinstance(prior, CopyPrior):
+        raise TypeError(f"prior must be a CopyPrior, got {type(prior).__name__}")
+    missing = {"G", "W"} - set(params)
+    if missing:
+        raise ValueError(f"params lacks {sorted(missing)}")
     G, W = params["G"], params["W"]  # (..., L, L), (..., V, V)
     beta = params.get("beta") if kind == "linear" else None
     A = attention(kind, G, beta)  # (..., L, L)
@@ -192,9 +207,33 @@ def copy_objective(
 
 def population_loss(A: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     """Exact test loss (mean squared error per position on fresh i.i.d. sequences), member shape of ``A``."""
+    _check_square("A", A)
+    _check_square("W", W)
     L, V = A.shape[-1], W.shape[-1]
     counts = population_counts(L, V, dtype=A.dtype, device=A.device)  # (L, L, V, V)
     return copy_sq_error(A, W, counts, 1.0) / L
+
+
+def readout_moments(A: torch.Tensor, counts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The two moment matrices of the readout regression, :math:`\Phi^\top\Phi` and :math:`\Phi^\top Y`, from pair counts.
+
+    With :math:`\phi_i = \sum_j A_{ij} x_j` stacked over sequences and positions into :math:`\Phi`,
+    :math:`(\Phi^\top\Phi)_{ab} = \sum_{ijk} A_{ij}A_{ik}N_{jkab}` and
+    :math:`(\Phi^\top Y)_{ab} = \sum_{ij} A_{ij}N_{j,i-1,ab}` (the target of query :math:`i` is key :math:`i-1`).
+
+    Parameters
+    ----------
+    A : Tensor ``(..., L, L)``
+    counts : Tensor ``(..., L, L, V, V)``
+        Pair counts; leading dimensions broadcast against those of ``A``.
+
+    Returns
+    -------
+    gram, cross : Tensor ``(..., V, V)`` each
+    """
+    gram = torch.einsum("...ij,...ik,...jkab->...ab", A, A, counts)  # (..., V, V)
+    cross = torch.einsum("...ij,...jiab->...ab", A, torch.roll(counts, shifts=1, dims=-3))  # (..., V, V): N[j, i-1]
+    return gram, cross
 
 
 def optimal_readout(A: torch.Tensor, counts: torch.Tensor, ridge: float = 0.0) -> torch.Tensor:
@@ -224,14 +263,14 @@ def optimal_readout(A: torch.Tensor, counts: torch.Tensor, ridge: float = 0.0) -
     L, V = counts.shape[0], counts.shape[-1]
     if A.shape[-2:] != (L, L):
         raise ValueError(f"A must end in ({L}, {L}), got {tuple(A.shape)}")
-    gram = torch.einsum("...ij,...ik,jkab->...ab", A, A, counts)  # (..., V, V)
-    cross = torch.einsum("...ij,jiab->...ab", A, torch.roll(counts, shifts=1, dims=1))  # (..., V, V): N[j, i-1]
+    gram, cross = readout_moments(A, counts)  # (..., V, V) each
     eye = torch.eye(V, dtype=A.dtype, device=A.device)
     return torch.linalg.solve(gram + ridge * eye, cross)  # (..., V, V)
 
 
 def target_attention(A: torch.Tensor) -> torch.Tensor:
     r"""Mean attention on the target key, :math:`\langle A, S\rangle / L = \frac1L\sum_i A_{i,i-1}`, member shape."""
+    _check_square("A", A)
     L = A.shape[-1]
     S = shift_matrix(L, dtype=A.dtype, device=A.device)
     return (A * S).sum((-1, -2)) / L
@@ -266,11 +305,13 @@ class CopyMapResult:
         return values[np.arange(len(self.P)), self.best]
 
 
+@cached
 def fit_copy_map(cfg: CopyMapConfig, *, device: torch.device | str | None = None, desc: str | None = None) -> CopyMapResult:
     """Train every (P, initialisation) pair of ``cfg`` as one batched Adam run and filter to the lowest U.
 
     ``device`` (default CPU) is where the batch is trained; it is not part of the config (results do not depend
-    on it beyond floating-point rounding). Results come back as NumPy arrays.
+    on it beyond floating-point rounding). Results come back as NumPy arrays. Calls go through the results cache
+    (:mod:`lib.cache`; ``cache=False`` to bypass it, ``BOOK_CACHE=0`` to disable it).
     """
     if not isinstance(cfg, CopyMapConfig):
         raise TypeError(f"cfg must be a CopyMapConfig, got {type(cfg).__name__}")

@@ -78,10 +78,12 @@ def scan_transition(
     atol: float = 0.02,
     gtol: float = 1e-3,
     device=None,
+    cache=None,
 ) -> TransitionScan:
     """Fit ``cfg`` on its (coarse) grid, then on ``n_fine`` integers inside the steepest coarse step of ``field``.
 
-    ``device`` is passed to :func:`fit_copy_map` (CPU by default; chapters pass ``ctx.device``).
+    ``device`` and ``cache`` are passed to :func:`fit_copy_map` (CPU and the default cache unless given; chapters
+    pass ``ctx.device``).
     """
     if not isinstance(cfg, CopyMapConfig):
         raise TypeError(f"cfg must be a CopyMapConfig, got {type(cfg).__name__}")
@@ -94,10 +96,10 @@ def scan_transition(
     if not (atol > 0 and gtol > 0):
         raise ValueError(f"atol and gtol must be > 0, got {atol}, {gtol}")
     grid = tuple(sorted(cfg.P_grid))
-    coarse = fit_copy_map(dataclasses.replace(cfg, P_grid=grid), device=device, desc=f"{cfg.kind}: coarse grid")
+    coarse = fit_copy_map(dataclasses.replace(cfg, P_grid=grid), cache=cache, device=device, desc=f"{cfg.kind}: coarse grid")
     k = steepest_step(coarse.filtered(field))
     fine_grid = refine_grid(int(coarse.P[k]), int(coarse.P[k + 1]), n_fine)
     if len(fine_grid) < 3:
         raise ValueError(f"the steepest coarse step [{coarse.P[k]}, {coarse.P[k + 1]}] is too narrow to refine")
-    fine = fit_copy_map(dataclasses.replace(cfg, P_grid=fine_grid), device=device, desc=f"{cfg.kind}: fine grid")
+    fine = fit_copy_map(dataclasses.replace(cfg, P_grid=fine_grid), cache=cache, device=device, desc=f"{cfg.kind}: fine grid")
     return TransitionScan(coarse=coarse, fine=fine, field=field, atol=atol, gtol=gtol)

@@ -1,0 +1,33 @@
+"""Paths and environment switches (bottom layer: every module may import it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["ROOT", "DATA_DIR", "env_flag"]
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = ROOT / "data"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def env_flag(name: str, default: bool) -> bool:
+    """Read a boolean environment variable ("1"/"0", "true"/"false", "yes"/"no", "on"/"off").
+
+    Raises
+    ------
+    ValueError
+        If the variable is set to anything else (a typo must not silently change the scale).
+    """
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"environment variable {name}={raw!r}: expected one of 1/0, true/false, yes/no, on/off")
