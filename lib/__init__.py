@@ -36,6 +36,7 @@ from .train import (
     fit_copy_map,
     geometric_grid,
     jump_fraction,
+    loss_drops,
     optimal_readout,
     population_loss,
     refine_grid,
@@ -62,7 +63,7 @@ __all__ = [
     "AdamConfig", "CopyPrior", "CopyMapConfig", "CopyMapResult", "fit_copy_map", "train_ensemble",
     "population_loss", "target_attention", "optimal_readout",
     # transition scans and metrics
-    "TransitionScan", "scan_transition", "geometric_grid", "refine_grid", "steepest_step", "jump_fraction", "count_minima",
+    "TransitionScan", "scan_transition", "geometric_grid", "refine_grid", "steepest_step", "jump_fraction", "count_minima", "loss_drops",
     # plots
     "attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs",
     # subpackages

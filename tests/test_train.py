@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from lib.models import attention
-from lib.tasks import CopyTask, copy_batch, pair_counts, population_counts, sample_tokens, shift_matrix
+from lib.tasks import CopyTask, copy_batch, pair_counts, sample_tokens, shift_matrix
 from lib.train import (
     AdamConfig,
     CopyMapConfig,
@@ -337,3 +337,21 @@ def test_scan_transition_validation(kwargs, exc, match):
         scan_transition("not a config")
     with pytest.raises(ValueError, match="at least 2"):
         scan_transition(CopyMapConfig("softmax", V=4, L=6, P_grid=(10,)))
+
+
+def test_loss_drops_finds_two_drops_and_the_plateau():
+    from lib.train.metrics import loss_drops
+
+    P = np.geomspace(1, 1e4, 400)
+    lnP = np.log(P)
+    two = 1 - 0.1 / (1 + np.exp(-(lnP - np.log(30)) * 4)) - 0.8 / (1 + np.exp(-(lnP - np.log(3000)) * 4))
+    d = loss_drops(P, two)
+    assert len(d.P_peaks) == 2
+    assert abs(np.log(d.P_peaks[0] / 30)) < 0.1 and abs(np.log(d.P_peaks[1] / 3000)) < 0.1
+    assert d.plateau_ratio < 0.1
+    one = 1 - 0.9 / (1 + np.exp(-(lnP - np.log(100))))
+    assert len(loss_drops(P, one).P_peaks) == 1 and np.isnan(loss_drops(P, one).plateau_ratio)
+    with pytest.raises(ValueError, match="increasing"):
+        loss_drops(P[::-1], two)
+    with pytest.raises(ValueError, match="min_rate"):
+        loss_drops(P, two, min_rate=0)

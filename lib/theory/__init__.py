@@ -24,6 +24,9 @@ Modules
 :mod:`~lib.theory.transitions`
     the softmax first-order point, the linear crossover; the public entry points
     :func:`critical_sample_size` and :func:`crossover_sample_size`.
+:mod:`~lib.theory.marginal_mc`, :mod:`~lib.theory.self_averaging`, :mod:`~lib.theory.coverage`, :mod:`~lib.theory.pushforward`
+    numerical checks of the derivation (chapter 2): Monte Carlo over W, exact vs large-P action, full-action
+    minimisers and their coverage by the order-parameter plane, the logistic-normal pushforward.
 """
 
 from .action import (
@@ -56,6 +59,10 @@ from .transitions import (
     first_order_transition,
     fit_power_law,
 )
+from .marginal_mc import WMarginalMC, w_marginal_mc
+from .self_averaging import SelfAveragingGap, self_averaging_gap
+from .coverage import FullActionMinima, coverage, minimise_full_action, plane_projection
+from .pushforward import PushforwardCheck, logistic_normal_logpdf, pushforward_check, sample_softmax_rows, ternary_bin_index, ternary_bin_mass, ternary_bins
 
 __all__ = [
     # public entry points
@@ -70,4 +77,8 @@ __all__ = [
     "order_parameter_loss", "LossTerms", "exact_test_loss",
     # transitions
     "onset_sample_size", "first_order_transition", "SoftmaxTransition", "fit_power_law",
+    # numerical checks of the derivation (chapter 2)
+    "w_marginal_mc", "WMarginalMC", "self_averaging_gap", "SelfAveragingGap", "coverage", "plane_projection",
+    "minimise_full_action", "FullActionMinima", "logistic_normal_logpdf", "sample_softmax_rows", "ternary_bins",
+    "ternary_bin_index", "ternary_bin_mass", "pushforward_check", "PushforwardCheck",
 ]

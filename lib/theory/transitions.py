@@ -205,8 +205,8 @@ def _log_grid(lo, hi, m):
 
 
 def crossover_sample_size(V: int, L: int, *, T: float = 1.0, sigma_G2: float = 1.0, sigma_W2: float = 1.0,
-                          criterion: str = "steepest", bulk: bool = False, n_grid: int = 96):
-    r"""The smooth crossover of the book's linear model V2 to the copy pattern (DERIVED, ours).
+                          criterion: str = "steepest", bulk: bool = False, n_grid: int = 96, model: str | None = None):
+    r"""The smooth crossover of a linear model to the copy pattern (DERIVED, ours); by default the book's model V2.
 
     Parameters
     ----------
@@ -221,6 +221,8 @@ def crossover_sample_size(V: int, L: int, *, T: float = 1.0, sigma_G2: float = 1
         explained fraction :math:`R^2/(L(Q+\varepsilon))` first reaches 1/2.
     bulk : bool
         Use the spike+bulk action (``linear_v2_bulk``) instead of the saddle point over G.
+    model : {"linear_v2", "linear_v2_bulk", "linear_v0"}, optional
+        The linear model (overrides ``bulk``); ``"linear_v0"`` is the i.i.d. model A = G, for comparison.
     n_grid : int
         Points of the coarse log grid (then a fine grid of 64 points around the coarse estimate).
 
@@ -242,8 +244,10 @@ def crossover_sample_size(V: int, L: int, *, T: float = 1.0, sigma_G2: float = 1
     Vt, Lt = torch.broadcast_tensors(Vt, Lt)
     shape = Vt.shape
     Vt, Lt = Vt.reshape(-1), Lt.reshape(-1)  # (n,)
-    model = "linear_v2_bulk" if bulk else "linear_v2"
-    n, rows = Vt.shape[0], np.arange(Vt.shape[0])
+    if model is None:
+        model = "linear_v2_bulk" if bulk else "linear_v2"
+    check_choice("model", model, ("linear_v2", "linear_v2_bulk", "linear_v0"))
+    rows = np.arange(Vt.shape[0])
     P1 = np.asarray(onset_sample_size(model, Vt, Lt, prior=prior)).reshape(-1)  # (n,)
     est = (T * (Vt**2 + Lt**1.5 * Vt**0.5 + Lt**2) / np.sqrt(sigma_G2 * sigma_W2)).numpy()
     Pc = _log_grid(1.02 * P1, 50 * np.maximum(est, P1), n_grid)  # (n, n_grid)

@@ -12,7 +12,7 @@ from .copy_map import (
     target_attention,
 )
 from .ensemble import AdamConfig, EnsembleRun, member_grad_norm, train_ensemble
-from .metrics import count_minima, geometric_grid, jump_fraction, refine_grid, steepest_step
+from .metrics import LossDrops, count_minima, geometric_grid, jump_fraction, loss_drops, refine_grid, steepest_step
 from .scan import TransitionScan, scan_transition
 
 __all__ = [
@@ -30,6 +30,8 @@ __all__ = [
     "count_minima",
     "geometric_grid",
     "jump_fraction",
+    "loss_drops",
+    "LossDrops",
     "refine_grid",
     "steepest_step",
     "member_grad_norm",

@@ -9,9 +9,11 @@ converged runs at one ``P`` with different order parameters) are the other first
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["steepest_step", "jump_fraction", "refine_grid", "count_minima", "geometric_grid"]
+__all__ = ["steepest_step", "jump_fraction", "refine_grid", "count_minima", "geometric_grid", "LossDrops", "loss_drops"]
 
 
 def _as_curve(y) -> np.ndarray:
@@ -82,3 +84,53 @@ def count_minima(values, grad_norm, *, atol: float, gtol: float = 1e-3) -> int:
     if conv.size == 0:
         return 0
     return int(1 + np.sum(np.diff(conv) > atol))
+
+
+@dataclass(frozen=True)
+class LossDrops:
+    r"""The drops of a loss curve against :math:`\ln P`.
+
+    Attributes
+    ----------
+    P_peaks : ndarray
+        Where the drop rate :math:`r = -d\ell/d\ln P` has a local maximum above ``min_rate`` (one per drop).
+    rates : ndarray
+        The rate at each peak.
+    plateau_rates : ndarray
+        The lowest rate between consecutive peaks (``len(P_peaks) - 1`` values).
+    """
+
+    P_peaks: np.ndarray
+    rates: np.ndarray
+    plateau_rates: np.ndarray
+
+    @property
+    def plateau_ratio(self) -> float:
+        """Deepest plateau relative to the smaller of its two neighbouring drops (NaN with fewer than two drops).
+
+        Below 1/2, the curve reads as "drop, plateau, drop": two distinct drops.
+        """
+        if len(self.P_peaks) < 2:
+            return float("nan")
+        ratios = self.plateau_rates / np.minimum(self.rates[:-1], self.rates[1:])
+        return float(ratios.min())
+
+
+def loss_drops(P, loss, *, min_rate: float = 0.01) -> LossDrops:
+    """Locate the drops of ``loss`` on an increasing grid ``P`` (peaks of ``-d loss / d ln P`` above ``min_rate``)."""
+    P = np.asarray(P, dtype=float)
+    y = np.asarray(loss, dtype=float)
+    if P.ndim != 1 or P.shape != y.shape or P.size < 5:
+        raise ValueError(f"P and loss must be 1-D of one shape with >= 5 points, got {P.shape} and {y.shape}")
+    if not (np.all(np.diff(P) > 0) and P[0] > 0):
+        raise ValueError("P must be positive and strictly increasing")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("loss contains non-finite values")
+    if not min_rate > 0:
+        raise ValueError(f"min_rate must be > 0, got {min_rate}")
+    rate = -np.gradient(y, np.log(P))  # (n,)
+    interior = np.arange(1, P.size - 1)
+    is_peak = (rate[interior] > rate[interior - 1]) & (rate[interior] >= rate[interior + 1]) & (rate[interior] > min_rate)
+    peaks = interior[is_peak]
+    plateaus = np.array([rate[a : b + 1].min() for a, b in zip(peaks[:-1], peaks[1:])])
+    return LossDrops(P_peaks=P[peaks], rates=rate[peaks], plateau_rates=plateaus)
