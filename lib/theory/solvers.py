@@ -11,7 +11,7 @@ is profiled over :math:`\ln b` before the 2-D search for discrete minima.
 Besides the grid's discrete minima, Newton also starts from their mean-sector sign flips :math:`u\to-u` (the
 centred and mean sectors have readout eigenvalues of independent sign, so minima come in such near-pairs, and the
 flipped member sits in a narrow valley that a coarse grid can miss; found by comparing with a multi-start scipy
-search in ``benchmarks/bench_theory.py``).
+search in ``benchmarks/theory.py``).
 
 The linear actions are even, :math:`\mathcal S(-x) = \mathcal S(x)`; minima are reported in the representative with
 :math:`\mathrm{tr}\,\bar W \ge 0` (the large-P posterior-mean readout), the convention of :mod:`lib.train.copy_map`.

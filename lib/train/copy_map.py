@@ -14,7 +14,7 @@ The data term needs only the pair counts :math:`N_{jkab}` (:func:`lib.tasks.pair
       + \sum_{i,j,k} A_{ij}A_{ik}\sum_{ab} N_{jkab}(WW^\top)_{ab},
 
 so one Adam step costs :math:`O(L^2V^2)` whatever :math:`P` is (the direct form costs :math:`O(PL^2V)`;
-``benchmarks/bench_copy_stats.py`` measures the ratio). With the expected counts of fresh data the same formula
+``benchmarks/copy_stats.py`` measures the ratio). With the expected counts of fresh data the same formula
 gives the exact test loss.
 
 Filtering (paper A: "Adam filtered to the global minimum"): for every :math:`P` we run several random

@@ -10,7 +10,7 @@ location) and that every minimum the naive loop finds is one of ours, except sha
 less than 1 nat on the segment to one of our minima: an upper bound on their barrier), which it counts.
 The last line is ``ratio=<naive/ours>``.
 
-    python benchmarks/bench_theory.py [--stride 10] [--repeats 3]
+    python benchmarks/theory.py [--stride 10] [--repeats 3]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ run (a) one model at a time and (b) stacked along a member axis as one computati
 (checked); the ratio is time(a) / time(b). Each model's step is small (L^2 V^2 = 65k multiply-adds), so per-op
 overhead dominates and batching pays; for FLOP-bound models on these two cores it need not (measure first).
 
-    python benchmarks/bench_ensemble_batching.py [--steps 300]
+    python benchmarks/ensemble_batching.py [--steps 300]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ One Adam step on the MAP objective of a softmax head at P = 1000, L = 32, V = 8,
 (b) from the pair counts N[j,k,a,b], O(L^2 V^2) per step, independent of P (lib.train.copy_map).
 Both give the same loss and gradient (checked here); the ratio is time(a) / time(b).
 
-    python benchmarks/bench_copy_stats.py [--P 1000] [--steps 200]
+    python benchmarks/copy_stats.py [--P 1000] [--steps 200]
 """
 
 from __future__ import annotations
