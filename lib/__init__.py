@@ -28,6 +28,13 @@ from .sweep import SweepError, SweepResult, run_sweep
 from .tasks import CopyTask, copy_batch, pair_counts, population_counts, sample_tokens, shift_matrix
 from .train import (
     AdamConfig,
+    CopySGLDConfig,
+    CopySGLDResult,
+    SGLDConfig,
+    effective_sample_size,
+    plane_coefficients,
+    sample_copy_posterior,
+    split_rhat,
     CopyMapConfig,
     CopyMapResult,
     CopyPrior,
@@ -62,6 +69,8 @@ __all__ = [
     # training
     "AdamConfig", "CopyPrior", "CopyMapConfig", "CopyMapResult", "fit_copy_map", "train_ensemble",
     "population_loss", "target_attention", "optimal_readout",
+    "SGLDConfig", "CopySGLDConfig", "CopySGLDResult", "sample_copy_posterior", "plane_coefficients", "split_rhat",
+    "effective_sample_size",
     # transition scans and metrics
     "TransitionScan", "scan_transition", "geometric_grid", "refine_grid", "steepest_step", "jump_fraction", "count_minima", "loss_drops",
     # plots

@@ -11,11 +11,22 @@ from .copy_map import (
     population_loss,
     target_attention,
 )
+from .copy_sgld import CopySGLDConfig, CopySGLDResult, plane_coefficients, sample_copy_posterior
 from .ensemble import AdamConfig, EnsembleRun, member_grad_norm, train_ensemble
+from .sgld import LangevinRun, SGLDConfig, effective_sample_size, langevin, split_rhat
 from .metrics import LossDrops, count_minima, geometric_grid, jump_fraction, loss_drops, refine_grid, steepest_step
 from .scan import TransitionScan, scan_transition
 
 __all__ = [
+    "CopySGLDConfig",
+    "CopySGLDResult",
+    "plane_coefficients",
+    "sample_copy_posterior",
+    "SGLDConfig",
+    "LangevinRun",
+    "langevin",
+    "split_rhat",
+    "effective_sample_size",
     "AdamConfig",
     "CopyMapConfig",
     "CopyMapResult",

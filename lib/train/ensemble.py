@@ -122,7 +122,10 @@ def _check_params(params: Mapping[str, torch.Tensor]) -> int:
     sizes = {name: (t.shape[0] if t.dim() > 0 else None) for name, t in params.items()}
     if None in sizes.values() or len(set(sizes.values())) != 1:
         raise ValueError(f"every parameter needs the same leading member axis, got sizes {sizes}")
-    return next(iter(sizes.values()))
+    E = next(iter(sizes.values()))
+    if E < 1:
+        raise ValueError("the ensemble is empty: the leading member axis has size 0")
+    return E
 
 
 def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: AdamConfig, *, desc: str | None = None) -> EnsembleRun:

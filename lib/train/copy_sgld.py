@@ -1,0 +1,198 @@
+r"""Bayesian sampling of paper A's copy head: Langevin chains on :math:`(G, W[, \beta])` over a grid of P.
+
+The target is the posterior :math:`p(G, W, \beta \mid D) \propto e^{-U}` with :math:`U` the MAP objective of
+:mod:`lib.train.copy_map` (likelihood at temperature :math:`T` plus Gaussian priors): its data term is computed from
+the pair counts, so a step costs the same at every P, and all chains at all P run as one batched computation
+(:func:`lib.train.sgld.langevin`). At each P there are chains from random initialisations and chains started near
+the copy solution: near a first-order transition the two kinds stay on their own branch for the whole run
+(metastability, hysteresis), which the split-:math:`\hat R` across all chains reports.
+
+Recorded per sample: the attention matrix :math:`A` (for linear attention in the representative with
+:math:`\mathrm{tr}\,W \ge 0`: the network is invariant under :math:`(G,\beta,W)\to-(G,\beta,W)`), the exact test
+loss of the sampled network, and its target attention :math:`\langle A, S\rangle/L`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..cache import cached
+from ..models.copy_head import attention, check_kind, init_copy_params
+from ..tasks.copy import CopyTask, check_size, nested_pair_counts, sample_tokens
+from .copy_map import CopyPrior, copy_objective, population_loss, target_attention
+from .sgld import SGLDConfig, effective_sample_size, langevin, split_rhat
+
+__all__ = ["CopySGLDConfig", "CopySGLDResult", "sample_copy_posterior", "plane_coefficients"]
+
+
+def plane_coefficients(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Least-squares coefficients of :math:`A \approx \hat c_G S + (\hat c_1/L) J` (seed naming: copy, uniform).
+
+    With :math:`R = \langle A, S\rangle` and :math:`R_1 = \mathbf 1^\top A \mathbf 1`:
+    :math:`\hat c_G = (R - R_1/L)/(L-1)`, :math:`\hat c_1 = R_1/L - \hat c_G`. For a softmax row-stochastic A,
+    :math:`\hat c_1 = 1 - \hat c_G`. Shapes: ``A`` ``(..., L, L)`` -> two arrays ``(...)``.
+    """
+    A = np.asarray(A, dtype=float)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape[-1] < 2:
+        raise ValueError(f"A must have shape (..., L, L) with L >= 2, got {A.shape}")
+    L = A.shape[-1]
+    R = np.diagonal(np.roll(A, 1, axis=-1), axis1=-2, axis2=-1).sum(-1)  # sum_i A[i, i-1]
+    R1 = A.sum((-1, -2))
+    c_copy = (R - R1 / L) / (L - 1)
+    return c_copy, R1 / L - c_copy
+
+
+@dataclass(frozen=True)
+class CopySGLDConfig:
+    """Langevin sampling of the copy head's posterior over a grid of P (a frozen config: the cache key).
+
+    Attributes
+    ----------
+    kind : {"softmax", "linear"}
+    V, L : int
+    P_grid : tuple of int
+        Training-set sizes (nested data sets of one token stream, as in :class:`~lib.train.CopyMapConfig`).
+    data_seed : int
+    random_chains, copy_chains : int
+        Chains per P started from a random initialisation / near the copy solution.
+    chain_seed : int
+        Seed of the initialisations (chain k uses ``chain_seed + k``).
+    init_G, init_W : float
+        Initial scales (``init_G`` None = 1.0 softmax, 0.1 linear).
+    prior : CopyPrior
+    sgld : SGLDConfig
+    """
+
+    kind: str
+    V: int
+    L: int
+    P_grid: tuple[int, ...]
+    data_seed: int = 0
+    random_chains: int = 2
+    copy_chains: int = 1
+    chain_seed: int = 0
+    init_G: float | None = None
+    init_W: float = 0.1
+    prior: CopyPrior = field(default_factory=CopyPrior)
+    sgld: SGLDConfig = field(default_factory=lambda: SGLDConfig(step_size=2e-3, steps=10_000, burn_in=0.5, thin=100))
+
+    def __post_init__(self) -> None:
+        check_kind(self.kind)
+        check_size("V", self.V, 2)
+        check_size("L", self.L, 2)
+        if not isinstance(self.P_grid, tuple) or not self.P_grid:
+            raise ValueError(f"P_grid must be a non-empty tuple of ints, got {self.P_grid!r}")
+        for p in self.P_grid:
+            check_size("P_grid entry", p, 1)
+        if len(set(self.P_grid)) != len(self.P_grid):
+            raise ValueError(f"P_grid has repeated entries: {self.P_grid}")
+        check_size("data_seed", self.data_seed, 0)
+        check_size("random_chains", self.random_chains, 0)
+        check_size("copy_chains", self.copy_chains, 0)
+        check_size("chain_seed", self.chain_seed, 0)
+        if self.random_chains + self.copy_chains < 1:
+            raise ValueError("need at least one chain per P (random_chains + copy_chains >= 1)")
+        if self.init_G is not None and not self.init_G >= 0:
+            raise ValueError(f"init_G must be >= 0 or None, got {self.init_G!r}")
+        if not self.init_W >= 0:
+            raise ValueError(f"init_W must be >= 0, got {self.init_W!r}")
+        if not isinstance(self.prior, CopyPrior) or not isinstance(self.sgld, SGLDConfig):
+            raise TypeError("prior must be a CopyPrior and sgld an SGLDConfig")
+
+    @property
+    def chain_labels(self) -> tuple[str, ...]:
+        return tuple(f"random {k}" for k in range(self.random_chains)) + tuple(f"copy {k}" for k in range(self.copy_chains))
+
+
+@dataclass
+class CopySGLDResult:
+    """Samples ``(n_P, n_chain, n_samples, ...)`` and per-P diagnostics of :func:`sample_copy_posterior`."""
+
+    config: CopySGLDConfig
+    P: np.ndarray  # (n_P,)
+    chains: tuple[str, ...]
+    A: np.ndarray  # (n_P, n_chain, n_samples, L, L)
+    target: np.ndarray  # (n_P, n_chain, n_samples)
+    test_loss: np.ndarray  # (n_P, n_chain, n_samples)
+    rhat: np.ndarray  # (n_P,) split-R-hat of the target attention over all chains
+    rhat_random: np.ndarray  # (n_P,) over the random-init chains only (NaN with fewer than 1)
+    ess: np.ndarray  # (n_P, n_chain) effective sample size of the target attention
+    diverged: np.ndarray  # (n_P, n_chain)
+
+    @property
+    def is_copy(self) -> np.ndarray:
+        return np.array([c.startswith("copy") for c in self.chains])
+
+    def branch_mean(self, name: str, copy: bool) -> np.ndarray:
+        """Mean of ``name`` over the samples of the copy-init (or random-init) chains, per P: ``(n_P, ...)``."""
+        values = getattr(self, name)
+        sel = self.is_copy if copy else ~self.is_copy
+        if not sel.any():
+            raise ValueError(f"no {'copy' if copy else 'random'}-init chains in this run")
+        return values[:, sel].mean(axis=(1, 2))
+
+
+@cached
+def sample_copy_posterior(cfg: CopySGLDConfig, *, device: torch.device | str | None = None, desc: str | None = None) -> CopySGLDResult:
+    """Run every (P, chain) of ``cfg`` as one batched Langevin computation (through the results cache)."""
+    if not isinstance(cfg, CopySGLDConfig):
+        raise TypeError(f"cfg must be a CopySGLDConfig, got {type(cfg).__name__}")
+    kind, V, L = cfg.kind, cfg.V, cfg.L
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    tokens = sample_tokens(CopyTask(V=V, L=L, P=max(cfg.P_grid), seed=cfg.data_seed))  # (P_max, L)
+    counts = nested_pair_counts(tokens, V, cfg.P_grid).to(device)  # (n_P, L, L, V, V)
+    n_P, labels = len(cfg.P_grid), cfg.chain_labels
+    n_C = len(labels)
+    init_G = cfg.init_G if cfg.init_G is not None else (1.0 if kind == "softmax" else 0.1)
+    inits = [
+        init_copy_params(kind, L, V, seed=cfg.chain_seed + k, init_G=init_G, init_W=cfg.init_W, copy_init=label.startswith("copy"))
+        for k, label in enumerate(labels)
+    ]
+    G0 = torch.stack([g for g, _, _ in inits])  # (n_C, L, L)
+    W0 = torch.stack([w for _, w, _ in inits])  # (n_C, V, V)
+    params = {
+        "G": G0.expand(n_P, n_C, L, L).reshape(n_P * n_C, L, L).to(device),  # (E, L, L), E = n_P * n_C
+        "W": W0.expand(n_P, n_C, V, V).reshape(n_P * n_C, V, V).to(device),  # (E, V, V)
+    }
+    if kind == "linear":
+        params["beta"] = torch.zeros(n_P * n_C, dtype=torch.float64, device=device)
+    P_t = torch.tensor(cfg.P_grid, dtype=torch.float64, device=device)[:, None]  # (n_P, 1)
+
+    def shaped(p):
+        return {k: v.reshape(n_P, n_C, *v.shape[1:]) for k, v in p.items()}  # (n_P, n_C, ...)
+
+    def energy(p):
+        return copy_objective(kind, shaped(p), counts, P_t, cfg.prior).reshape(-1)  # (E,)
+
+    def observe(p):
+        q = shaped(p)
+        A = attention(kind, q["G"], q.get("beta"))  # (n_P, n_C, L, L)
+        W = q["W"]
+        if kind == "linear":  # canonical sign of the (G, beta, W) -> -(G, beta, W) symmetry
+            sign = torch.where(torch.diagonal(W, dim1=-2, dim2=-1).sum(-1) < 0, -1.0, 1.0).to(A.dtype)  # (n_P, n_C)
+            A, W = A * sign[..., None, None], W * sign[..., None, None]
+        return {"A": A, "test_loss": population_loss(A, W), "target": target_attention(A)}
+
+    run = langevin(params, energy, observe, cfg.sgld, desc=desc or f"{kind} SGLD, {n_P * n_C} chains")
+    target = np.moveaxis(run.samples["target"], 0, -1)  # (n_P, n_C, n_samples)
+    A = np.moveaxis(run.samples["A"], 0, 2)  # (n_P, n_C, n_samples, L, L)
+    loss = np.moveaxis(run.samples["test_loss"], 0, -1)  # (n_P, n_C, n_samples)
+    is_copy = np.array([c.startswith("copy") for c in labels])
+    rhat = np.array([split_rhat(target[i].T) for i in range(n_P)])
+    rhat_random = np.array([split_rhat(target[i, ~is_copy].T) if (~is_copy).sum() >= 1 else np.nan for i in range(n_P)])
+    ess = np.array([[effective_sample_size(target[i, c]) for c in range(n_C)] for i in range(n_P)])
+    return CopySGLDResult(
+        config=cfg,
+        P=np.array(cfg.P_grid),
+        chains=labels,
+        A=A,
+        target=target,
+        test_loss=loss,
+        rhat=rhat,
+        rhat_random=rhat_random,
+        ess=ess,
+        diverged=run.diverged.reshape(n_P, n_C),
+    )
