@@ -1,14 +1,13 @@
 """Training: the batched ensemble trainer and paper A's MAP fitting (SGLD and metrics to come)."""
 
-from .copy_map import (
-    CopyMapConfig,
-    CopyMapResult,
+from .copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
+from .copy_objective import (
     CopyPrior,
     copy_objective,
     copy_sq_error,
-    fit_copy_map,
     optimal_readout,
     population_loss,
+    readout_moments,
     target_attention,
 )
 from .copy_sgld import CopySGLDConfig, CopySGLDResult, plane_coefficients, sample_copy_posterior
@@ -36,6 +35,7 @@ __all__ = [
     "copy_sq_error",
     "fit_copy_map",
     "optimal_readout",
+    "readout_moments",
     "scan_transition",
     "TransitionScan",
     "count_minima",

@@ -1,7 +1,7 @@
 r"""Bayesian sampling of paper A's copy head: Langevin chains on :math:`(G, W[, \beta])` over a grid of P.
 
 The target is the posterior :math:`p(G, W, \beta \mid D) \propto e^{-U}` with :math:`U` the MAP objective of
-:mod:`lib.train.copy_map` (likelihood at temperature :math:`T` plus Gaussian priors): its data term is computed from
+:mod:`lib.train.copy_objective` (likelihood at temperature :math:`T` plus Gaussian priors): its data term is computed from
 the pair counts, so a step costs the same at every P, and all chains at all P run as one batched computation
 (:func:`lib.train.sgld.langevin`). At each P there are chains from random initialisations and chains started near
 the copy solution: near a first-order transition the two kinds stay on their own branch for the whole run
@@ -20,9 +20,10 @@ import numpy as np
 import torch
 
 from ..cache import cached
-from ..models.copy_head import attention, check_kind, init_copy_params
-from ..tasks.copy import CopyTask, check_size, nested_pair_counts, sample_tokens
-from .copy_map import CopyPrior, copy_objective, population_loss, target_attention
+from ..models.copy_head import attention, init_copy_params
+from ..tasks.copy import check_size
+from .copy_objective import CopyPrior, population_loss, target_attention
+from .copy_problem import build_copy_problem, check_copy_grid, default_init_G, positive_trace
 from .sgld import SGLDConfig, effective_sample_size, langevin, split_rhat
 
 __all__ = ["CopySGLDConfig", "CopySGLDResult", "sample_copy_posterior", "plane_coefficients"]
@@ -80,16 +81,7 @@ class CopySGLDConfig:
     sgld: SGLDConfig = field(default_factory=lambda: SGLDConfig(step_size=2e-3, steps=10_000, burn_in=0.5, thin=100))
 
     def __post_init__(self) -> None:
-        check_kind(self.kind)
-        check_size("V", self.V, 2)
-        check_size("L", self.L, 2)
-        if not isinstance(self.P_grid, tuple) or not self.P_grid:
-            raise ValueError(f"P_grid must be a non-empty tuple of ints, got {self.P_grid!r}")
-        for p in self.P_grid:
-            check_size("P_grid entry", p, 1)
-        if len(set(self.P_grid)) != len(self.P_grid):
-            raise ValueError(f"P_grid has repeated entries: {self.P_grid}")
-        check_size("data_seed", self.data_seed, 0)
+        check_copy_grid(self.kind, self.V, self.L, self.P_grid, self.data_seed)
         check_size("random_chains", self.random_chains, 0)
         check_size("copy_chains", self.copy_chains, 0)
         check_size("chain_seed", self.chain_seed, 0)
@@ -141,42 +133,25 @@ def sample_copy_posterior(cfg: CopySGLDConfig, *, device: torch.device | str | N
     if not isinstance(cfg, CopySGLDConfig):
         raise TypeError(f"cfg must be a CopySGLDConfig, got {type(cfg).__name__}")
     kind, V, L = cfg.kind, cfg.V, cfg.L
-    device = torch.device(device) if device is not None else torch.device("cpu")
-    tokens = sample_tokens(CopyTask(V=V, L=L, P=max(cfg.P_grid), seed=cfg.data_seed))  # (P_max, L)
-    counts = nested_pair_counts(tokens, V, cfg.P_grid).to(device)  # (n_P, L, L, V, V)
-    n_P, labels = len(cfg.P_grid), cfg.chain_labels
-    n_C = len(labels)
-    init_G = cfg.init_G if cfg.init_G is not None else (1.0 if kind == "softmax" else 0.1)
+    labels = cfg.chain_labels
+    init_G = default_init_G(kind, cfg.init_G)
     inits = [
         init_copy_params(kind, L, V, seed=cfg.chain_seed + k, init_G=init_G, init_W=cfg.init_W, copy_init=label.startswith("copy"))
         for k, label in enumerate(labels)
     ]
-    G0 = torch.stack([g for g, _, _ in inits])  # (n_C, L, L)
-    W0 = torch.stack([w for _, w, _ in inits])  # (n_C, V, V)
-    params = {
-        "G": G0.expand(n_P, n_C, L, L).reshape(n_P * n_C, L, L).to(device),  # (E, L, L), E = n_P * n_C
-        "W": W0.expand(n_P, n_C, V, V).reshape(n_P * n_C, V, V).to(device),  # (E, V, V)
-    }
-    if kind == "linear":
-        params["beta"] = torch.zeros(n_P * n_C, dtype=torch.float64, device=device)
-    P_t = torch.tensor(cfg.P_grid, dtype=torch.float64, device=device)[:, None]  # (n_P, 1)
-
-    def shaped(p):
-        return {k: v.reshape(n_P, n_C, *v.shape[1:]) for k, v in p.items()}  # (n_P, n_C, ...)
-
-    def energy(p):
-        return copy_objective(kind, shaped(p), counts, P_t, cfg.prior).reshape(-1)  # (E,)
+    problem, params = build_copy_problem(kind, V, L, cfg.P_grid, cfg.data_seed, inits, device)
+    n_P, n_C = problem.n_P, problem.n_I
 
     def observe(p):
-        q = shaped(p)
-        A = attention(kind, q["G"], q.get("beta"))  # (n_P, n_C, L, L)
-        W = q["W"]
-        if kind == "linear":  # canonical sign of the (G, beta, W) -> -(G, beta, W) symmetry
-            sign = torch.where(torch.diagonal(W, dim1=-2, dim2=-1).sum(-1) < 0, -1.0, 1.0).to(A.dtype)  # (n_P, n_C)
-            A, W = A * sign[..., None, None], W * sign[..., None, None]
+        q = problem.shaped(p)  # (n_P, n_C, ...)
+        G, W, beta = q["G"], q["W"], q.get("beta")
+        if kind == "linear":
+            G, W, beta = positive_trace(G, W, beta)
+        A = attention(kind, G, beta)  # (n_P, n_C, L, L)
         return {"A": A, "test_loss": population_loss(A, W), "target": target_attention(A)}
 
-    run = langevin(params, energy, observe, cfg.sgld, desc=desc or f"{kind} SGLD, {n_P * n_C} chains")
+    run = langevin(params, lambda p: problem.objective(p, cfg.prior), observe, cfg.sgld,
+                   desc=desc or f"{kind} SGLD, {n_P * n_C} chains")
     target = np.moveaxis(run.samples["target"], 0, -1)  # (n_P, n_C, n_samples)
     A = np.moveaxis(run.samples["A"], 0, 2)  # (n_P, n_C, n_samples, L, L)
     loss = np.moveaxis(run.samples["test_loss"], 0, -1)  # (n_P, n_C, n_samples)
