@@ -21,36 +21,59 @@ from .claims import (
     ledger_markdown,
     within,
 )
-from .models import CopyHead, HookPoint, attention, capture
+from .models import GPT, CopyHead, GPTConfig, HookPoint, attention, capture
 from .plots import attention_heatmap, legend_for_runs, mark_interval, plot_sweep
 from .progress import progress
 from .sweep import SweepError, SweepResult, run_sweep
-from .tasks import CopyTask, copy_batch, pair_counts, population_counts, sample_tokens, shift_matrix
+from .tasks import (
+    AutomatonTask,
+    CopyTask,
+    LinearMapTask,
+    automaton_mask,
+    copy_batch,
+    linear_map_mask,
+    pair_counts,
+    population_counts,
+    sample_map,
+    sample_rules,
+    sample_tokens,
+    shift_matrix,
+)
 from .train import (
     AdamConfig,
-    CopySGLDConfig,
-    CopySGLDResult,
-    SGLDConfig,
-    effective_sample_size,
-    plane_coefficients,
-    sample_copy_posterior,
-    split_rhat,
     CopyMapConfig,
     CopyMapResult,
     CopyPrior,
+    CopySGLDConfig,
+    CopySGLDResult,
+    GPTRun,
+    GPTRunConfig,
+    Member,
+    SGLDConfig,
     TransitionScan,
+    attention_stats,
     count_minima,
+    effective_sample_size,
+    first_below,
     fit_copy_map,
     geometric_grid,
     jump_fraction,
     loss_drops,
+    midpoint_step,
     optimal_readout,
+    plane_coefficients,
     population_loss,
     refine_grid,
+    row_drops,
+    sample_copy_posterior,
     scan_transition,
+    split_rhat,
+    spread,
     steepest_step,
+    success_rate,
     target_attention,
     train_ensemble,
+    train_gpt,
 )
 
 __all__ = [
@@ -73,6 +96,10 @@ __all__ = [
     "effective_sample_size",
     # transition scans and metrics
     "TransitionScan", "scan_transition", "geometric_grid", "refine_grid", "steepest_step", "jump_fraction", "count_minima", "loss_drops",
+    # paper B's synthetic tasks (chapter 6): tasks, a stacked GPT, its training and metrics
+    "LinearMapTask", "AutomatonTask", "sample_map", "sample_rules", "linear_map_mask", "automaton_mask",
+    "GPT", "GPTConfig", "GPTRun", "GPTRunConfig", "Member", "train_gpt", "attention_stats", "first_below",
+    "midpoint_step", "row_drops", "spread", "success_rate",
     # plots
     "attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs",
     # subpackages

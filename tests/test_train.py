@@ -355,3 +355,12 @@ def test_loss_drops_finds_two_drops_and_the_plateau():
         loss_drops(P[::-1], two)
     with pytest.raises(ValueError, match="min_rate"):
         loss_drops(P, two, min_rate=0)
+
+
+def test_sgd_option_is_plain_gradient_descent():
+    """optimizer='sgd': one step moves x by -lr * grad exactly."""
+    x0 = torch.tensor([[1.0, -2.0]], dtype=f64)
+    run = train_ensemble({"x": x0}, lambda p, s: (p["x"] ** 2).sum(-1), AdamConfig(lr=0.1, steps=1, optimizer="sgd"))
+    assert torch.allclose(run.params["x"], x0 - 0.1 * 2 * x0)
+    with pytest.raises(ValueError, match="optimizer"):
+        AdamConfig(optimizer="rmsprop")

@@ -4,3 +4,6 @@ from .copy_head import KINDS, CopyHead, attention, check_kind, init_copy_params
 from .hooks import HookPoint, capture
 
 __all__ = ["KINDS", "CopyHead", "HookPoint", "attention", "capture", "check_kind", "init_copy_params"]
+from .gpt import GPT, GPTConfig, causal_bias, gpt_forward, init_gpt_params
+
+__all__ += ["GPT", "GPTConfig", "causal_bias", "gpt_forward", "init_gpt_params"]

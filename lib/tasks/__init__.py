@@ -23,3 +23,24 @@ __all__ = [
     "sample_tokens",
     "shift_matrix",
 ]
+from .linear_map import (
+    LinearMapTask,
+    linear_map_batch,
+    linear_map_mask,
+    linear_map_step,
+    output_queries,
+    sample_map,
+)
+from .automaton import (
+    AutomatonTask,
+    automaton_batch,
+    automaton_mask,
+    automaton_step,
+    predictable_queries,
+    sample_rules,
+)
+
+__all__ += [
+    "LinearMapTask", "linear_map_batch", "linear_map_mask", "linear_map_step", "output_queries", "sample_map",
+    "AutomatonTask", "automaton_batch", "automaton_mask", "automaton_step", "predictable_queries", "sample_rules",
+]

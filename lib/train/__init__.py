@@ -50,3 +50,10 @@ __all__ = [
     "target_attention",
     "train_ensemble",
 ]
+from .gpt_train import GPTRun, GPTRunConfig, Member, run_members, task_parts, train_gpt
+from .pattern_metrics import attention_stats, first_below, midpoint_step, row_drops, spread, success_rate
+
+__all__ += [
+    "GPTRun", "GPTRunConfig", "Member", "run_members", "task_parts", "train_gpt",
+    "attention_stats", "first_below", "midpoint_step", "row_drops", "spread", "success_rate",
+]

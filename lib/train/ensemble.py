@@ -44,6 +44,9 @@ class AdamConfig:
         Steps between convergence checks and loss-history records.
     tol : float
         Relative loss change below which a member counts as converged (0 disables early stopping).
+    optimizer : {"adam", "sgd"}
+        Adam (default), or plain gradient descent without momentum (``"sgd"``: its dynamics are gradient flow, so
+        relaxation times follow the curvature of the objective; ``betas`` and ``eps`` are then unused).
     lr_final : float or None
         If given, the learning rate follows a cosine from ``lr`` down to ``lr_final`` over ``steps`` (Adam at a
         constant rate keeps jittering around a minimum; the decay lets it settle, so the final gradient is small).
@@ -56,6 +59,7 @@ class AdamConfig:
     check_every: int = 50
     tol: float = 0.0
     lr_final: float | None = None
+    optimizer: str = "adam"
 
     def __post_init__(self) -> None:
         if not (isinstance(self.lr, (int, float)) and math.isfinite(self.lr) and self.lr > 0):
@@ -70,6 +74,8 @@ class AdamConfig:
             raise ValueError(f"eps must be > 0, got {self.eps!r}")
         if not (isinstance(self.tol, (int, float)) and self.tol >= 0):
             raise ValueError(f"tol must be a number >= 0, got {self.tol!r}")
+        if self.optimizer not in ("adam", "sgd"):
+            raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
         if self.lr_final is not None and not (0 < self.lr_final <= self.lr):
             raise ValueError(f"lr_final must be in (0, lr] or None, got {self.lr_final!r}")
 
@@ -146,7 +152,10 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
         raise TypeError(f"cfg must be an AdamConfig, got {type(cfg).__name__}")
     E = _check_params(params)
     p = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
-    opt = torch.optim.Adam(list(p.values()), lr=cfg.lr, betas=cfg.betas, eps=cfg.eps)
+    if cfg.optimizer == "sgd":
+        opt = torch.optim.SGD(list(p.values()), lr=cfg.lr)
+    else:
+        opt = torch.optim.Adam(list(p.values()), lr=cfg.lr, betas=cfg.betas, eps=cfg.eps)
     sched = (
         torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.steps, eta_min=cfg.lr_final)
         if cfg.lr_final is not None

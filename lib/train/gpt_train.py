@@ -1,0 +1,314 @@
+r"""Train an ensemble of small GPTs on paper B's synthetic tasks, online, as one batched computation.
+
+A run is a stack of ``E`` members (:class:`Member`): each has its own task (a linear map or an automaton; all
+members of a stack share the sequence length and vocabulary), its own seed (initialisation and data stream) and
+its own attention-bias strength ``c`` (the additive :math:`c\,M` on the pre-softmax scores, ``M`` its task's
+ground-truth mask). All members share one architecture, so their parameters stack along a leading axis and
+:func:`lib.train.train_ensemble` runs them together (Adam, elementwise: members stay independent).
+
+Training is online: every step draws fresh sequences per member, ``tokens_per_step // seq_len`` of them (a fixed
+*token* batch, the paper's convention when the context grows). The loss is the mean next-token cross-entropy over
+the whole sequence (the paper's plotted loss). Every ``eval_every`` steps each member is evaluated on a fixed
+held-out batch (``eval_tokens // seq_len`` sequences from ``eval_seed``): the mean loss over all positions, the loss
+at each *predicting* query (those whose target is determined by the task) and, per head and query, the attention entropy,
+mass on the true support and top-s IoU (:func:`lib.train.pattern_metrics.attention_stats`).
+
+``stop_below``: a member whose held-out predictable-position loss falls below it is frozen (its loss becomes a
+constant, which :func:`train_ensemble`'s convergence check detects), and the run ends when every member is frozen.
+A frozen member's curves and parameters are those of the evaluation that froze it. Plateau lengths need no more
+than that; final-loss sweeps leave it ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..cache import cached
+from ..models.gpt import GPTConfig, causal_bias, gpt_forward, init_gpt_params
+from ..tasks.automaton import (
+    AutomatonTask,
+    automaton_batch,
+    automaton_mask,
+    predictable_queries,
+    sample_rules,
+)
+from ..tasks.copy import check_size
+from ..tasks.linear_map import (
+    LinearMapTask,
+    linear_map_mask,
+    output_queries,
+    sample_map,
+)
+from .ensemble import AdamConfig, train_ensemble
+from .pattern_metrics import attention_stats
+
+__all__ = ["Member", "GPTRunConfig", "GPTRun", "TaskParts", "task_parts", "train_gpt", "run_members"]
+
+TASKS = (LinearMapTask, AutomatonTask)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One model of a stack: its task, its seed (initialisation and data stream) and its bias strength ``c``."""
+
+    task: LinearMapTask | AutomatonTask
+    seed: int = 0
+    bias: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task, TASKS):
+            raise ValueError(f"task must be a LinearMapTask or an AutomatonTask, got {type(self.task).__name__}")
+        check_size("seed", self.seed, 0)
+        if not (isinstance(self.bias, (int, float)) and math.isfinite(self.bias) and self.bias >= 0):
+            raise ValueError(f"bias must be a finite number >= 0, got {self.bias!r}")
+
+
+@dataclass(frozen=True)
+class GPTRunConfig:
+    """One stacked training run (a frozen config: the cache key of :func:`train_gpt`).
+
+    Architecture fields are those of :class:`lib.models.GPTConfig`; optimiser: Adam with constant ``lr`` and
+    ``betas`` (no weight decay, no warm-up: our choice).
+    """
+
+    members: tuple[Member, ...]
+    n_heads: int = 8
+    d_head: int = 4
+    n_layers: int = 1
+    d_model: int | None = None
+    d_mlp: int | None = None
+    init_std: float = 0.02
+    tokens_per_step: int = 1024
+    steps: int = 2000
+    lr: float = 3e-3
+    betas: tuple[float, float] = (0.9, 0.98)
+    eval_every: int = 50
+    eval_tokens: int = 8192
+    eval_seed: int = 999
+    stop_below: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.members, tuple) or not self.members:
+            raise ValueError("members must be a non-empty tuple of Member")
+        if not all(isinstance(m, Member) for m in self.members):
+            raise ValueError("members must hold Member instances")
+        kinds = {(type(m.task), m.task.seq_len, m.task.vocab) for m in self.members}
+        if len(kinds) != 1:
+            raise ValueError(f"members of one stack need one task type, sequence length and vocabulary, got {kinds}")
+        for name in ("tokens_per_step", "steps", "eval_every", "eval_tokens", "eval_seed"):
+            check_size(name, getattr(self, name), 0 if name == "eval_seed" else 1)
+        for name in ("tokens_per_step", "eval_tokens"):
+            if getattr(self, name) < self.seq_len:
+                raise ValueError(f"{name} must hold one sequence ({self.seq_len} tokens), got {getattr(self, name)}")
+        if self.stop_below is not None and not (isinstance(self.stop_below, (int, float)) and self.stop_below > 0):
+            raise ValueError(f"stop_below must be a number > 0 or None, got {self.stop_below!r}")
+        self.model()  # validates the architecture
+
+    @property
+    def seq_len(self) -> int:
+        return self.members[0].task.seq_len
+
+    @property
+    def batch(self) -> int:
+        """Sequences per member per step."""
+        return self.tokens_per_step // self.seq_len
+
+    @property
+    def eval_size(self) -> int:
+        """Held-out sequences per member."""
+        return self.eval_tokens // self.seq_len
+
+    def model(self) -> GPTConfig:
+        return GPTConfig(vocab=self.members[0].task.vocab, n_ctx=self.seq_len - 1, n_heads=self.n_heads,
+                         d_head=self.d_head, n_layers=self.n_layers, d_model=self.d_model, d_mlp=self.d_mlp,
+                         init_std=self.init_std)  # fmt: skip
+
+
+@dataclass
+class TaskParts:
+    """What training needs from a task: a sampler ``(n, generator) -> (n, seq_len)``, the mask and queries."""
+
+    sample: Callable[[int, torch.Generator], torch.Tensor]
+    mask: torch.Tensor  # (L-1, L-1) ground-truth support of each query row
+    queries: torch.Tensor  # (Q,) predicting queries
+
+
+def task_parts(task: LinearMapTask | AutomatonTask) -> TaskParts:
+    """The sampler, ground-truth mask and predicting queries of a task."""
+    if isinstance(task, LinearMapTask):
+        A = sample_map(task)
+
+        def sample(n, g):
+            x0 = torch.randint(0, 2, (n, task.S), generator=g)
+            return torch.cat([x0, (x0 @ A.T) % 2], 1)  # (n, 2S)
+
+        return TaskParts(sample, linear_map_mask(A), output_queries(task.S))
+    if isinstance(task, AutomatonTask):
+        rules = sample_rules(task)
+        return TaskParts(lambda n, g: automaton_batch(rules, n, task.S, task.T, g),
+                         automaton_mask(task.S, task.T), predictable_queries(task.S, task.T))  # fmt: skip
+    raise ValueError(f"task must be a LinearMapTask or an AutomatonTask, got {type(task).__name__}")
+
+
+@dataclass
+class GPTRun:
+    """Recorded curves of one stacked run (numpy arrays; ``E`` members, ``K`` evaluations, ``Q`` queries).
+
+    Attributes
+    ----------
+    config : GPTRunConfig
+    steps : (K,)
+        Steps of the evaluations.
+    loss : (K, E)
+        Held-out mean next-token loss over all positions (the paper's plotted loss).
+    pred_loss : (K, E)
+        Held-out loss over the predicting queries only.
+    token_loss : (K, E, Q)
+        Held-out loss at each predicting query.
+    entropy, mass, iou : (K, E, n_layers * H, Q)
+        Attention statistics of every head (layer-major) at each predicting query.
+    train_loss : (K', E)
+        Training-batch loss at the trainer's check points.
+    masks : (E, L-1, L-1)
+        Ground-truth masks.
+    queries : (Q,)
+    params : dict of (E, ...) arrays
+        Final parameters (float32).
+    steps_run : int
+    """
+
+    config: GPTRunConfig
+    steps: np.ndarray
+    loss: np.ndarray
+    pred_loss: np.ndarray
+    token_loss: np.ndarray
+    entropy: np.ndarray
+    mass: np.ndarray
+    iou: np.ndarray
+    train_loss: np.ndarray
+    masks: np.ndarray
+    queries: np.ndarray
+    params: dict = field(repr=False)
+    steps_run: int = 0
+
+
+def _evaluate(params, cfg: GPTConfig, tokens, additive, masks, queries, chunk: int = 64):
+    """Held-out losses and attention statistics of every member (no gradients), in batch chunks."""
+    E, n, _ = tokens.shape
+    sums: dict[str, torch.Tensor] = {}
+    for lo in range(0, n, chunk):
+        part = tokens[:, lo : lo + chunk]  # (E, b, L)
+        patterns: dict[str, torch.Tensor] = {}
+
+        def keep(t, key, store=patterns):  # a hook that records what passes through it
+            store[key] = t
+            return t
+
+        hooks = {f"blocks.{layer}.attn.hook_pattern": (lambda t, key=f"{layer}.hook_pattern": keep(t, key))
+                 for layer in range(cfg.n_layers)}  # fmt: skip
+        hooks.update({f"blocks.{layer}.attn.hook_scores": (lambda t: t) for layer in range(cfg.n_layers)})
+        logits = gpt_forward(params, part[..., :-1], cfg, bias=additive, hooks=hooks)
+        ce = F.cross_entropy(logits.reshape(-1, cfg.vocab), part[..., 1:].reshape(-1), reduction="none")
+        ce = ce.view(E, part.shape[1], -1).double()  # (E, b, L-1)
+        stats = [attention_stats(patterns[f"{layer}.hook_pattern"], masks, queries) for layer in range(cfg.n_layers)]
+        w = part.shape[1]
+        new = {"loss": ce.mean((1, 2)) * w, "token_loss": ce[:, :, queries].mean(1) * w}
+        for key in ("entropy", "mass", "iou"):
+            new[key] = torch.cat([s[key] for s in stats], 1) * w  # (E, n_layers*H, Q)
+        for k, v in new.items():
+            sums[k] = sums[k] + v if k in sums else v
+    out = {k: (v / n).cpu().numpy() for k, v in sums.items()}
+    out["pred_loss"] = out["token_loss"].mean(-1)
+    return out
+
+
+def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.device | str | None = None) -> GPTRun:
+    """Train the stack of ``cfg`` (uncached; :func:`train_gpt` is the cached entry point).
+
+    Data are drawn on the CPU (seeded generators) and moved to ``device`` (default CPU) where the models train.
+    """
+    device = torch.device(device or "cpu")
+    model = cfg.model()
+    E, B = len(cfg.members), cfg.batch
+    parts = {m.task: task_parts(m.task) for m in cfg.members}
+    member_parts = [parts[m.task] for m in cfg.members]
+    masks = torch.stack([p.mask for p in member_parts]).to(device)  # (E, L-1, L-1)
+    queries = member_parts[0].queries.to(device)
+    c = torch.tensor([m.bias for m in cfg.members], dtype=torch.float32)
+    additive = causal_bias(cfg.seq_len - 1, c.to(device)[:, None, None] * masks, device=device)  # (E, L-1, L-1)
+    gens = [torch.Generator().manual_seed(10_007 * m.seed + 1) for m in cfg.members]
+    eval_gen = [torch.Generator().manual_seed(cfg.eval_seed) for _ in member_parts]
+    eval_tokens = torch.stack([p.sample(cfg.eval_size, g) for p, g in zip(member_parts, eval_gen)]).to(device)  # (E, n, L)
+    params = init_gpt_params(model, [m.seed for m in cfg.members], device=device)
+
+    records: list[tuple[int, dict]] = []
+    done = torch.zeros(E, dtype=torch.bool)
+    snapshot = {k: v.clone() for k, v in params.items()}  # parameters of each member when it was frozen
+
+    def loss_fn(p, step):
+        if step % cfg.eval_every == 0 and (not records or records[-1][0] != step):
+            with torch.no_grad():
+                rec = _evaluate(p, model, eval_tokens, additive, masks, queries)
+            if records and bool(done.any()):  # frozen members keep the evaluation at which they were frozen
+                keep = done.numpy()
+                for key, value in records[-1][1].items():
+                    rec[key][keep] = value[keep]
+            records.append((step, rec))
+            if cfg.stop_below is not None:
+                new = torch.from_numpy(rec["pred_loss"] < cfg.stop_below) & ~done
+                for k, v in p.items():
+                    snapshot[k][new.to(device)] = v.detach()[new.to(device)]
+                done[:] = done | new
+        tokens = torch.stack([mp.sample(B, g) for mp, g in zip(member_parts, gens)]).to(device)  # (E, B, L)
+        logits = gpt_forward(p, tokens[..., :-1], model, bias=additive)
+        ce = F.cross_entropy(logits.reshape(-1, model.vocab), tokens[..., 1:].reshape(-1), reduction="none")
+        loss = ce.view(E, -1).mean(1)  # (E,)
+        if bool(done.any()):  # frozen members: a constant loss (no gradient), which the trainer's check detects
+            loss = torch.where(done.to(device), torch.zeros_like(loss), loss)
+        return loss
+
+    # with stop_below, the trainer checks every step, so a member whose loss turned constant is frozen one step later
+    stopping = cfg.stop_below is not None
+    adam = AdamConfig(lr=cfg.lr, steps=cfg.steps, betas=cfg.betas, check_every=1 if stopping else cfg.eval_every,
+                      tol=1e-12 if stopping else 0.0)  # fmt: skip
+    run = train_ensemble(params, loss_fn, adam, desc=desc)
+    frozen = done.to(device)
+    final = {k: torch.where(frozen.view(-1, *[1] * (v.dim() - 1)), snapshot[k], v) for k, v in run.params.items()}
+    if not bool(done.all()):
+        with torch.no_grad():
+            rec = _evaluate(final, model, eval_tokens, additive, masks, queries)
+        keep = done.numpy()
+        for key, value in records[-1][1].items():
+            rec[key][keep] = value[keep]
+        records.append((run.steps_run, rec))
+    stack = {k: np.stack([r[k] for _, r in records]) for k in records[0][1]}
+    return GPTRun(
+        config=cfg,
+        steps=np.array([s for s, _ in records]),
+        loss=stack["loss"],
+        pred_loss=stack["pred_loss"],
+        token_loss=stack["token_loss"],
+        entropy=stack["entropy"],
+        mass=stack["mass"],
+        iou=stack["iou"],
+        train_loss=run.history.numpy(),
+        masks=masks.cpu().numpy(),
+        queries=queries.cpu().numpy(),
+        params={k: v.cpu().numpy() for k, v in final.items()},
+        steps_run=run.steps_run,
+    )
+
+
+@cached
+def train_gpt(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.device | str | None = None) -> GPTRun:
+    """Train (or load from the results cache) the stacked run ``cfg``; see :func:`run_members`.
+
+    ``desc`` and ``device`` do not enter the cache key (they do not change the result beyond float rounding).
+    """
+    return run_members(cfg, desc=desc, device=device)
