@@ -30,21 +30,17 @@ from lib.tasks import LinearMapTask
 from lib.train import GPTRunConfig, Member, run_members
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--members", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=150)
-    parser.add_argument("--tokens", type=int, default=512)
-    args = parser.parse_args()
+def measure(members: int = 8, steps: int = 150, tokens: int = 512) -> dict:
+    """Time the stacked run and the loop of the same GPTs; check they agree. Returns times and the max difference."""
     torch.set_num_threads(1)
     task = LinearMapTask(8, 2, seed=9)
 
     def config(seeds):
-        members = tuple(Member(task, seed=s) for s in seeds)
-        return GPTRunConfig(members=members, n_heads=8, d_head=4, tokens_per_step=args.tokens, steps=args.steps,
+        members_ = tuple(Member(task, seed=s) for s in seeds)
+        return GPTRunConfig(members=members_, n_heads=8, d_head=4, tokens_per_step=tokens, steps=steps,
                             eval_every=50, eval_tokens=1024)  # fmt: skip
 
-    seeds = list(range(args.members))
+    seeds = list(range(members))
     run_members(config(seeds[:1]))  # warm-up (allocator, lazy imports)
 
     t0 = time.process_time()
@@ -56,11 +52,22 @@ def main() -> None:
     t_loop = time.process_time() - t0
 
     loop_loss = np.stack([r.loss[:, 0] for r in looped], 1)  # (K, E)
-    assert np.allclose(stacked.loss, loop_loss, atol=1e-4), np.abs(stacked.loss - loop_loss).max()
-    print(f"   loop: {t_loop:.2f} s CPU for {args.members} GPTs ({args.steps} Adam steps, {args.tokens} tokens each)")
-    print(f"stacked: {t_stack:.2f} s CPU for the same {args.members} GPTs")
-    print(f"max |loss difference| between the two: {np.abs(stacked.loss - loop_loss).max():.1e}")
-    print(f"ratio={t_loop / t_stack:.2f}")
+    diff = float(np.abs(stacked.loss - loop_loss).max())
+    assert np.allclose(stacked.loss, loop_loss, atol=1e-4), diff
+    return {"stack": t_stack, "loop": t_loop, "diff": diff}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--members", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=150)
+    parser.add_argument("--tokens", type=int, default=512)
+    args = parser.parse_args()
+    m = measure(args.members, args.steps, args.tokens)
+    print(f"   loop: {m['loop']:.2f} s CPU for {args.members} GPTs ({args.steps} Adam steps, {args.tokens} tokens each)")
+    print(f"stacked: {m['stack']:.2f} s CPU for the same {args.members} GPTs")
+    print(f"max |loss difference| between the two: {m['diff']:.1e}")
+    print(f"ratio={m['loop'] / m['stack']:.2f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """The book's engine: tasks, models, solvers and trainers, plus the glue chapters use.
 
-Chapters import only what is listed here (``import lib``), so the public API is this file.
+Chapters import only what is listed here (``import lib``), so the public API is this file. Two subpackages are
+imported on their own because of their weight: ``import lib.theory`` (paper A's theory) and ``import lib.lm``
+(language models; it imports transformers).
 """
 
 from . import models, plots, tasks, train

@@ -1,0 +1,71 @@
+"""Paper B in language models: model suites (PolyPythias from the hub, or the offline mini-suite in the same
+layout), the four tasks as prompt sets, points of emergence by bisection over checkpoints, and attention-pattern
+patching through transformers' ``AttentionInterface``.
+
+Modules: :mod:`~lib.lm.suite` (sizes × seeds × revisions, hub/local loading), :mod:`~lib.lm.tokenizer` and
+:mod:`~lib.lm.corpus` (the mini-suite's vocabulary and synthetic corpus), :mod:`~lib.lm.minisuite` (the resumable
+build command), :mod:`~lib.lm.prompts`, :mod:`~lib.lm.emergence`, :mod:`~lib.lm.patching`, :mod:`~lib.lm.analysis`
+(everything chapter 5 plots), :mod:`~lib.lm.heads` (previous-token and induction scores) and :mod:`~lib.lm.results` (the committed results).
+"""
+
+from .analysis import AnalysisConfig, RunPatch, SuiteAnalysis, evaluate_prompts
+from .corpus import CorpusConfig, CorpusSampler
+from .emergence import (
+    BisectResult,
+    abruptness,
+    bisect_emergence,
+    bisect_first_solved,
+    emergence_steps,
+    first_stable_solved,
+    monotonicity,
+    seed_emergence,
+)
+from .heads import head_scores
+from .minisuite import MINISUITE, SCALES, TINY_SUITE, MiniSuiteConfig, ModelSize, TrainConfig, build_suite, checkpoint_schedule
+from .patching import (
+    PatchResult,
+    all_single_head_logits,
+    make_patchable,
+    patch_heads,
+    patched_last_logits,
+    record_patterns,
+    register_patchable,
+    single_head_masks,
+    target_probs,
+    topk_masks,
+)
+from .prompts import PAPER_EXAMPLE, TASK_TITLES, TASKS, PromptSet, make_prompts, prompt_set
+from .results import PAIR_DIR, REGENERATE, analyze_suite, choose_pair, committed_config, load_analysis
+from .suite import (
+    PYTHIA_SIZES,
+    HubSuite,
+    HubUnreachable,
+    LocalSuite,
+    Suite,
+    SuiteIndexError,
+    hub_reachable,
+    open_suite,
+    pythia_steps,
+)
+from .tokenizer import VocabConfig, build_tokenizer, build_vocab, single_token_id
+
+__all__ = [
+    # suites
+    "Suite", "LocalSuite", "HubSuite", "open_suite", "hub_reachable", "HubUnreachable", "SuiteIndexError",
+    "PYTHIA_SIZES", "pythia_steps",
+    # the mini-suite
+    "VocabConfig", "build_vocab", "build_tokenizer", "single_token_id", "CorpusConfig", "CorpusSampler",
+    "ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "SCALES", "checkpoint_schedule",
+    "build_suite",
+    # tasks
+    "TASKS", "TASK_TITLES", "PAPER_EXAMPLE", "PromptSet", "make_prompts", "prompt_set",
+    # emergence
+    "first_stable_solved", "bisect_first_solved", "BisectResult", "bisect_emergence", "monotonicity",
+    "emergence_steps", "seed_emergence", "abruptness",
+    # patching
+    "register_patchable", "make_patchable", "record_patterns", "patched_last_logits", "all_single_head_logits",
+    "single_head_masks", "topk_masks", "target_probs", "PatchResult", "patch_heads", "head_scores",
+    # analysis and committed results
+    "AnalysisConfig", "SuiteAnalysis", "RunPatch", "evaluate_prompts", "analyze_suite", "load_analysis",
+    "committed_config", "choose_pair", "PAIR_DIR", "REGENERATE",
+]
