@@ -61,9 +61,14 @@ html: venv
 check-html: venv
 	$(BIN)/python -m pytest -q tests/test_built_html.py --html-dir $(HTML)
 
-# Executes the first chapters a second time (cache off) and compares their claims with the first execution.
+# Executes the first two chapters a second time (results cache off), through the same nbmake path as `execute`,
+# and compares every claim with the first execution.
+SECOND := build/determinism
 determinism: venv
-	$(BIN)/python -m pytest -q -n $(JOBS) tests/test_determinism.py --executed-dir $(STAGE)
+	$(BIN)/python tools/bookctl.py stage $(SECOND)
+	BOOK_CACHE=0 $(BIN)/python -m pytest -q --nbmake --overwrite -n $(JOBS) --nbmake-timeout=$(NB_TIMEOUT) \
+		$$($(BIN)/python tools/bookctl.py chapters --first 2 --prefix $(SECOND)/ --suffix .ipynb)
+	$(BIN)/python -m pytest -q tests/test_determinism.py --executed-dir $(STAGE) --second-dir $(SECOND)
 
 clean:
 	rm -rf build _build

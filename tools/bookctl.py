@@ -5,6 +5,7 @@
     python tools/bookctl.py stage [OUT]        copy the book into OUT (default build/book), chapters as notebooks
     python tools/bookctl.py ledger [OUT]       generate OUT/_ledger.md from the executed chapters' claim records
     python tools/bookctl.py new NN_slug TITLE  start a chapter from templates/chapter.md
+    python tools/bookctl.py chapters [--first N] [--prefix P] [--suffix S]   list the TOC's chapters
 
 Why a staging folder: nbmake executes the staged notebooks once (in parallel, FAST by default) and writes their
 outputs back; the claims ledger is generated from those outputs; Sphinx then renders them without executing
@@ -215,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("stage", "ledger"):
         p = sub.add_parser(name)
         p.add_argument("out", nargs="?", default=str(ROOT / "build" / "book"))
+    p_list = sub.add_parser("chapters", help="print the chapter docnames of the TOC (first N with --first)")
+    p_list.add_argument("--first", type=int, default=None)
+    p_list.add_argument("--suffix", default="", help="append this to each docname (e.g. .ipynb)")
+    p_list.add_argument("--prefix", default="", help="prepend this to each docname (e.g. build/book/)")
     p_new = sub.add_parser("new")
     p_new.add_argument("slug")
     p_new.add_argument("title")
@@ -232,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "ledger":
         text = ledger(Path(args.out))
         print(text.splitlines()[0])
+        return 0
+    if args.cmd == "chapters":
+        docs = chapter_docnames()[: args.first] if args.first else chapter_docnames()
+        print(" ".join(f"{args.prefix}{d}{args.suffix}" for d in docs))
         return 0
     if args.cmd == "new":
         new_chapter(args.slug, args.title)
