@@ -107,3 +107,11 @@ __all__ = [
     # subpackages
     "models", "plots", "tasks", "train",
 ]
+
+# paper B's token mixers, Dyck strings and pre-pretraining (chapter 7)
+from .models import ARCHITECTURES, LABELS, MIXERS, get_mixer, input_attribution, input_sensitivity
+from .tasks import DyckTask, dyck_optimal_loss
+from .train import Transfer
+
+__all__ += ["ARCHITECTURES", "LABELS", "MIXERS", "get_mixer", "input_attribution", "input_sensitivity", "DyckTask",
+            "dyck_optimal_loss", "Transfer"]

@@ -20,6 +20,11 @@ what a loop over its members would.
 Initialisation (our choice, GPT-2 style): embeddings and weights :math:`\mathcal N(0, \sigma^2)` with
 ``sigma = init_std``, the residual outputs (attention and MLP out-projections) scaled by
 :math:`1/\sqrt{2\,n_\text{layers}}`, biases zero, LayerNorm gains one.
+
+Token mixers. ``GPTConfig(mixer=...)`` swaps the attention sublayer for another token mixer of
+:mod:`lib.models.mixers` (MLP-Mixer, Mamba, Gated DeltaNet, RWKV, mLSTM, linear RNN), everything else in the block
+unchanged (RWKV also replaces the MLP by its channel mix). Such a layer has no attention pattern: its output passes
+through the hook point ``blocks.{l}.mixer.hook_out`` instead, and the bias ``c M`` is not defined for it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from torch import nn
 
 from ..tasks.copy import check_size
 from .hooks import HookPoint
+from .mixers import get_mixer
 
 __all__ = ["GPTConfig", "GPT", "init_gpt_params", "gpt_forward", "causal_bias", "PARAM_NAMES"]
 
@@ -63,6 +69,11 @@ class GPTConfig:
         MLP hidden width; ``None`` means ``4 * d_model``.
     init_std : float
         Standard deviation of the initial weights and embeddings.
+    mixer : str
+        Token mixer of every block (:data:`lib.models.mixers.MIXERS`); ``"attention"`` is the transformer.
+    d_state : int or None
+        State size of the mixers that have one (Mamba: states per channel, default 16; linear RNN: complex modes,
+        default ``d_model``); ignored by the others.
     """
 
     vocab: int
@@ -73,8 +84,11 @@ class GPTConfig:
     d_model: int | None = None
     d_mlp: int | None = None
     init_std: float = 0.02
+    mixer: str = "attention"
+    d_state: int | None = None
 
     def __post_init__(self) -> None:
+        get_mixer(self.mixer)
         check_size("vocab", self.vocab, 2)
         check_size("n_ctx", self.n_ctx, 1)
         check_size("n_heads", self.n_heads, 1)
@@ -82,6 +96,10 @@ class GPTConfig:
         check_size("n_layers", self.n_layers, 1)
         if self.d_model is not None:
             check_size("d_model", self.d_model, 1)
+            if self.d_model % self.n_heads:
+                raise ValueError(f"d_model must be divisible by n_heads={self.n_heads}, got {self.d_model}")
+        if self.d_state is not None:
+            check_size("d_state", self.d_state, 1)
         if self.d_mlp is not None:
             check_size("d_mlp", self.d_mlp, 1)
         if not (isinstance(self.init_std, (int, float)) and math.isfinite(self.init_std) and self.init_std > 0):
@@ -97,15 +115,34 @@ class GPTConfig:
         """MLP hidden width."""
         return self.d_mlp if self.d_mlp is not None else 4 * self.width
 
+    def layer_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Shapes of one block's parameters (short names): LayerNorm, token mixer, LayerNorm, channel mixer."""
+        d, m = self.width, self.hidden
+        spec = get_mixer(self.mixer)
+        per = {"ln1_g": (d,), "ln1_b": (d,), **spec.shapes(self), "ln2_g": (d,), "ln2_b": (d,)}
+        if spec.channel is not None:
+            per.update(spec.channel.shapes(self))
+        else:
+            per.update({"w_in": (d, m), "b_in": (m,), "w_out": (m, d), "b_out": (d,)})
+        return per
+
     def shapes(self) -> dict[str, tuple[int, ...]]:
         """Shape of each parameter of one model (without the member axis)."""
-        d, a, m, V = self.width, self.n_heads * self.d_head, self.hidden, self.vocab
+        d, V = self.width, self.vocab
         out = {"tok": (V, d), "pos": (self.n_ctx, d), "lnf_g": (d,), "lnf_b": (d,), "w_u": (d, V), "b_u": (V,)}
-        per = {"ln1_g": (d,), "ln1_b": (d,), "w_qkv": (d, 3 * a), "w_o": (a, d), "ln2_g": (d,), "ln2_b": (d,),
-               "w_in": (d, m), "b_in": (m,), "w_out": (m, d), "b_out": (d,)}  # fmt: skip
+        per = self.layer_shapes()
         for layer in range(self.n_layers):
             out.update({f"b{layer}_{k}": v for k, v in per.items()})
         return out
+
+    def mixer_names(self) -> tuple[str, ...]:
+        """Short names of the token mixer's parameters in each block (attention: ``w_qkv``, ``w_o``)."""
+        return tuple(get_mixer(self.mixer).shapes(self))
+
+    @property
+    def n_params(self) -> int:
+        """Parameters of one model."""
+        return sum(math.prod(s) for s in self.shapes().values())
 
 
 def init_gpt_params(cfg: GPTConfig, seeds: Sequence[int], *, dtype: torch.dtype = torch.float32,
@@ -118,13 +155,20 @@ def init_gpt_params(cfg: GPTConfig, seeds: Sequence[int], *, dtype: torch.dtype 
         raise ValueError("seeds must name at least one member")
     shapes = cfg.shapes()
     resid = 1.0 / math.sqrt(2 * cfg.n_layers)
+    spec = get_mixer(cfg.mixer)
+    own = set(spec.shapes(cfg)) if spec.init is not None else set()  # initialised by the mixer's module
+    channel = set(spec.channel.shapes(cfg)) if spec.channel is not None else set()
     members: list[dict[str, torch.Tensor]] = []
     for seed in seeds:
         g = torch.Generator().manual_seed(seed)
         p = {}
         for name, shape in shapes.items():
             short = name.split("_", 1)[1] if name.startswith("b") and name[1].isdigit() else name
-            if short.endswith("_g"):
+            if short in own or short in channel:
+                layer = int(name[1 : name.index("_")])
+                init = spec.init if short in own else spec.channel.init
+                p[name] = init(short, shape, cfg, layer, g).to(torch.float64)
+            elif short.endswith("_g"):
                 p[name] = torch.ones(shape, dtype=torch.float64)
             elif short.endswith("_b") or short in ("b_in", "b_out", "b_u"):
                 p[name] = torch.zeros(shape, dtype=torch.float64)
@@ -183,6 +227,7 @@ def gpt_forward(
     *,
     bias: torch.Tensor | None = None,
     hooks: Mapping[str, nn.Module] | None = None,
+    mode: str | None = None,
 ) -> torch.Tensor:
     """Logits of ``E`` stacked models, ``(E, B, L, vocab)``.
 
@@ -198,7 +243,12 @@ def gpt_forward(
         built by :func:`causal_bias` beforehand (detected by its ``-inf`` entries; saves rebuilding it every step).
     hooks : mapping, optional
         ``{"blocks.{l}.attn.hook_scores": module, "blocks.{l}.attn.hook_pattern": module}`` applied to the
-        scores ``(E, B, H, L, L)`` and the pattern ``(E, B, H, L, L)``.
+        scores ``(E, B, H, L, L)`` and the pattern ``(E, B, H, L, L)``; for another token mixer
+        ``{"blocks.{l}.mixer.hook_out": module}`` applied to its output ``(E, B, L, d)``. An optional
+        ``"hook_embed"`` is applied to the input embeddings ``(E, B*L, d)`` (token plus position).
+    mode : str, optional
+        The form a token mixer runs in (``"parallel"`` or ``"recurrent"`` where the mixer has both); default: the
+        mixer's faster form at this length (:meth:`lib.models.mixers.MixerSpec.default_form`).
     """
     E = params["tok"].shape[0]
     if tokens.dim() == 2:
@@ -210,6 +260,11 @@ def gpt_forward(
         raise ValueError(f"tokens has length {L} > n_ctx={cfg.n_ctx}")
     H, dh, d = cfg.n_heads, cfg.d_head, cfg.width
     dtype = params["tok"].dtype
+    spec = get_mixer(cfg.mixer)
+    if spec.forward is not None:
+        return _mixer_forward(params, tokens, cfg, spec, bias=bias, hooks=hooks, mode=mode or spec.default_form(L))
+    if mode not in (None, "parallel"):
+        raise ValueError(f"mode must be 'parallel' for attention, got {mode!r}")
     if bias is not None and bool(torch.isinf(bias).any()):
         additive = bias
     else:
@@ -220,6 +275,8 @@ def gpt_forward(
     # embeddings: gather each member's rows, (E, B, L, d) -> (E, B*L, d)
     x = torch.gather(params["tok"], 1, tokens.reshape(E, B * L, 1).expand(E, B * L, d))
     x = (x.view(E, B, L, d) + params["pos"][:, None, :L]).reshape(E, B * L, d)
+    if hooks is not None and "hook_embed" in hooks:  # optional: the input embeddings (E, B*L, d), e.g. for attribution
+        x = hooks["hook_embed"](x)
     scale = 1.0 / math.sqrt(dh)
     for layer in range(cfg.n_layers):
         p = {k: params[f"b{layer}_{k}"] for k in LAYER_PARAMS}.__getitem__
@@ -237,6 +294,37 @@ def gpt_forward(
         h = _layer_norm(x, p("ln2_g"), p("ln2_b"))
         h = F.gelu(torch.baddbmm(p("b_in")[:, None, :], h, p("w_in")))
         x = x + torch.baddbmm(p("b_out")[:, None, :], h, p("w_out"))
+    h = _layer_norm(x, params["lnf_g"], params["lnf_b"])
+    logits = torch.baddbmm(params["b_u"][:, None, :], h, params["w_u"])  # (E, B*L, V)
+    return logits.view(E, B, L, cfg.vocab)
+
+
+def _mixer_forward(params, tokens, cfg: GPTConfig, spec, *, bias=None, hooks=None, mode="parallel") -> torch.Tensor:
+    """:func:`gpt_forward` for a block whose token mixer is not attention (the same residual structure)."""
+    if mode not in spec.forms:
+        raise ValueError(f"mode must be one of {spec.forms} for the {spec.name} mixer, got {mode!r}")
+    if bias is not None and not bool(torch.isinf(bias).any()) and bool((bias != 0).any()):
+        raise ValueError(f"bias (c M on attention scores) is not defined for the {spec.name} mixer")
+    E, B, L = tokens.shape
+    d = cfg.width
+    names = tuple(cfg.layer_shapes())
+    x = torch.gather(params["tok"], 1, tokens.reshape(E, B * L, 1).expand(E, B * L, d))
+    x = (x.view(E, B, L, d) + params["pos"][:, None, :L]).reshape(E, B * L, d)
+    if hooks is not None and "hook_embed" in hooks:
+        x = hooks["hook_embed"](x)
+    for layer in range(cfg.n_layers):
+        p = {k: params[f"b{layer}_{k}"] for k in names}
+        h = _layer_norm(x, p["ln1_g"], p["ln1_b"]).view(E, B, L, d)
+        out = spec.forward(p, h, cfg, mode=mode)  # (E, B, L, d)
+        if hooks is not None:
+            out = hooks[f"blocks.{layer}.mixer.hook_out"](out)
+        x = x + out.reshape(E, B * L, d)
+        h = _layer_norm(x, p["ln2_g"], p["ln2_b"])
+        if spec.channel is not None:
+            x = x + spec.channel.forward(p, h.view(E, B, L, d), cfg).reshape(E, B * L, d)
+        else:
+            h = F.gelu(torch.baddbmm(p["b_in"][:, None, :], h, p["w_in"]))
+            x = x + torch.baddbmm(p["b_out"][:, None, :], h, p["w_out"])
     h = _layer_norm(x, params["lnf_g"], params["lnf_b"])
     logits = torch.baddbmm(params["b_u"][:, None, :], h, params["w_u"])  # (E, B*L, V)
     return logits.view(E, B, L, cfg.vocab)
@@ -266,19 +354,20 @@ class GPT(nn.Module):
             raise ValueError(f"params lacks {sorted(missing)}")
         stacked = {k: torch.as_tensor(v).detach().clone() for k, v in params.items()}
         self.params = nn.ParameterDict({k: nn.Parameter(v) for k, v in stacked.items()})
-        self.blocks = nn.ModuleList(
-            nn.ModuleDict({"attn": nn.ModuleDict({"hook_scores": HookPoint(), "hook_pattern": HookPoint()})})
-            for _ in range(cfg.n_layers)
-        )
+        if cfg.mixer == "attention":
+            block = lambda: nn.ModuleDict({"attn": nn.ModuleDict({"hook_scores": HookPoint(), "hook_pattern": HookPoint()})})  # noqa: E731
+        else:
+            block = lambda: nn.ModuleDict({"mixer": nn.ModuleDict({"hook_out": HookPoint()})})  # noqa: E731
+        self.blocks = nn.ModuleList(block() for _ in range(cfg.n_layers))
 
     @property
     def n_members(self) -> int:
         return self.params["tok"].shape[0]
 
     def hook_points(self) -> dict[str, nn.Module]:
-        """``{"blocks.{l}.attn.hook_scores": HookPoint, ...}``."""
-        return {f"blocks.{i}.attn.{k}": m for i, b in enumerate(self.blocks) for k, m in b["attn"].items()}
+        """``{"blocks.{l}.attn.hook_scores": HookPoint, ...}`` (``blocks.{l}.mixer.hook_out`` for other mixers)."""
+        return {f"blocks.{i}.{part}.{k}": m for i, b in enumerate(self.blocks) for part in b for k, m in b[part].items()}
 
-    def forward(self, tokens: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-        """Logits ``(E, B, L, vocab)`` for tokens ``(E, B, L)`` or ``(B, L)``; ``bias`` as in :func:`gpt_forward`."""
-        return gpt_forward(dict(self.params), tokens, self.cfg, bias=bias, hooks=self.hook_points())
+    def forward(self, tokens: torch.Tensor, bias: torch.Tensor | None = None, mode: str | None = None) -> torch.Tensor:
+        """Logits ``(E, B, L, vocab)`` for tokens ``(E, B, L)`` or ``(B, L)``; ``bias``, ``mode`` as in :func:`gpt_forward`."""
+        return gpt_forward(dict(self.params), tokens, self.cfg, bias=bias, hooks=self.hook_points(), mode=mode)

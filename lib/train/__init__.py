@@ -57,3 +57,6 @@ __all__ += [
     "GPTRun", "GPTRunConfig", "Member", "run_members", "task_parts", "train_gpt",
     "attention_stats", "first_below", "midpoint_step", "row_drops", "spread", "success_rate",
 ]
+from .prepretrain import TRANSFER_KINDS, Transfer, apply_transfers, transferred_names
+
+__all__ += ["TRANSFER_KINDS", "Transfer", "apply_transfers", "transferred_names"]

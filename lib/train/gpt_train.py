@@ -17,6 +17,19 @@ mass on the true support and top-s IoU (:func:`lib.train.pattern_metrics.attenti
 constant, which :func:`train_ensemble`'s convergence check detects), and the run ends when every member is frozen.
 A frozen member's curves and parameters are those of the evaluation that froze it. Plateau lengths need no more
 than that; final-loss sweeps leave it ``None``.
+
+Token mixers (chapter 7): ``GPTRunConfig.mixer`` swaps attention for another token mixer of
+:mod:`lib.models.mixers`; such a model has no attention pattern, so its attention statistics are ``nan`` and its
+members take no bias. Dyck strings (:class:`lib.tasks.dyck.DyckTask`) train like the other tasks; they have no fixed
+ground-truth pattern (``nan`` statistics) and every position counts as predicting.
+
+Per-member learning rates: ``Member.lr`` (default: the stack's ``lr``). Adam is invariant to rescaling a parameter
+except through its ``eps``: training :math:`\phi = \theta / r` with the stack's Adam is exactly Adam on
+:math:`\theta` with learning rate :math:`r \cdot` ``lr`` and ``eps / r``, so a learning-rate grid runs as one stack.
+Members without their own rate are untouched (``r = 1``).
+
+Pre-pretraining: ``Member.init = Transfer(...)`` (:mod:`lib.train.prepretrain`) starts a member from the weights
+of a member of an earlier (cached) run.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import torch.nn.functional as F
 
 from ..cache import cached
 from ..models.gpt import GPTConfig, causal_bias, gpt_forward, init_gpt_params
+from ..tasks.dyck import DyckTask, dyck_batch
 from ..tasks.automaton import (
     AutomatonTask,
     automaton_batch,
@@ -47,26 +61,37 @@ from ..tasks.linear_map import (
 )
 from .ensemble import AdamConfig, train_ensemble
 from .pattern_metrics import attention_stats
+from .prepretrain import Transfer, apply_transfers
 
 __all__ = ["Member", "GPTRunConfig", "GPTRun", "TaskParts", "task_parts", "train_gpt", "run_members"]
 
-TASKS = (LinearMapTask, AutomatonTask)
+TASKS = (LinearMapTask, AutomatonTask, DyckTask)
 
 
 @dataclass(frozen=True)
 class Member:
-    """One model of a stack: its task, its seed (initialisation and data stream) and its bias strength ``c``."""
+    """One model of a stack: its task, its seed (initialisation and data stream) and its bias strength ``c``.
 
-    task: LinearMapTask | AutomatonTask
+    ``lr``: the member's own learning rate (``None``: the stack's). ``init``: start from transferred weights
+    (:class:`lib.train.prepretrain.Transfer`; ``None``: a fresh initialisation from ``seed``).
+    """
+
+    task: LinearMapTask | AutomatonTask | DyckTask
     seed: int = 0
     bias: float = 0.0
+    lr: float | None = None
+    init: Transfer | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, TASKS):
-            raise ValueError(f"task must be a LinearMapTask or an AutomatonTask, got {type(self.task).__name__}")
+            raise ValueError(f"task must be a LinearMapTask, an AutomatonTask or a DyckTask, got {type(self.task).__name__}")
         check_size("seed", self.seed, 0)
         if not (isinstance(self.bias, (int, float)) and math.isfinite(self.bias) and self.bias >= 0):
             raise ValueError(f"bias must be a finite number >= 0, got {self.bias!r}")
+        if self.lr is not None and not (isinstance(self.lr, (int, float)) and math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"lr must be a finite number > 0 or None, got {self.lr!r}")
+        if self.init is not None and not isinstance(self.init, Transfer):
+            raise ValueError(f"init must be a Transfer or None, got {type(self.init).__name__}")
 
 
 @dataclass(frozen=True)
@@ -92,6 +117,8 @@ class GPTRunConfig:
     eval_tokens: int = 8192
     eval_seed: int = 999
     stop_below: float | None = None
+    mixer: str = "attention"
+    d_state: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.members, tuple) or not self.members:
@@ -109,6 +136,8 @@ class GPTRunConfig:
         if self.stop_below is not None and not (isinstance(self.stop_below, (int, float)) and self.stop_below > 0):
             raise ValueError(f"stop_below must be a number > 0 or None, got {self.stop_below!r}")
         self.model()  # validates the architecture
+        if self.mixer != "attention" and any(m.bias for m in self.members):
+            raise ValueError(f"bias (c M on attention scores) needs mixer='attention', got mixer={self.mixer!r}")
 
     @property
     def seq_len(self) -> int:
@@ -127,7 +156,7 @@ class GPTRunConfig:
     def model(self) -> GPTConfig:
         return GPTConfig(vocab=self.members[0].task.vocab, n_ctx=self.seq_len - 1, n_heads=self.n_heads,
                          d_head=self.d_head, n_layers=self.n_layers, d_model=self.d_model, d_mlp=self.d_mlp,
-                         init_std=self.init_std)  # fmt: skip
+                         init_std=self.init_std, mixer=self.mixer, d_state=self.d_state)  # fmt: skip
 
 
 @dataclass
@@ -137,6 +166,7 @@ class TaskParts:
     sample: Callable[[int, torch.Generator], torch.Tensor]
     mask: torch.Tensor  # (L-1, L-1) ground-truth support of each query row
     queries: torch.Tensor  # (Q,) predicting queries
+    has_mask: bool = True  # False: no fixed ground-truth pattern (Dyck); mask is zero
 
 
 def task_parts(task: LinearMapTask | AutomatonTask) -> TaskParts:
@@ -153,7 +183,10 @@ def task_parts(task: LinearMapTask | AutomatonTask) -> TaskParts:
         rules = sample_rules(task)
         return TaskParts(lambda n, g: automaton_batch(rules, n, task.S, task.T, g),
                          automaton_mask(task.S, task.T), predictable_queries(task.S, task.T))  # fmt: skip
-    raise ValueError(f"task must be a LinearMapTask or an AutomatonTask, got {type(task).__name__}")
+    if isinstance(task, DyckTask):
+        L = task.seq_len - 1
+        return TaskParts(lambda n, g: dyck_batch(task, n, g), torch.zeros(L, L), torch.arange(L), has_mask=False)
+    raise ValueError(f"task must be a LinearMapTask, an AutomatonTask or a DyckTask, got {type(task).__name__}")
 
 
 @dataclass
@@ -198,9 +231,14 @@ class GPTRun:
     steps_run: int = 0
 
 
-def _evaluate(params, cfg: GPTConfig, tokens, additive, masks, queries, chunk: int = 64):
-    """Held-out losses and attention statistics of every member (no gradients), in batch chunks."""
+def _evaluate(params, cfg: GPTConfig, tokens, additive, masks, queries, chunk: int = 64, stats_on: bool = True):
+    """Held-out losses and attention statistics of every member (no gradients), in batch chunks.
+
+    Without attention (another token mixer) or without a ground-truth pattern (``stats_on`` False) the attention
+    statistics are ``nan``.
+    """
     E, n, _ = tokens.shape
+    stats_on = stats_on and cfg.mixer == "attention"
     sums: dict[str, torch.Tensor] = {}
     for lo in range(0, n, chunk):
         part = tokens[:, lo : lo + chunk]  # (E, b, L)
@@ -213,19 +251,35 @@ def _evaluate(params, cfg: GPTConfig, tokens, additive, masks, queries, chunk: i
         hooks = {f"blocks.{layer}.attn.hook_pattern": (lambda t, key=f"{layer}.hook_pattern": keep(t, key))
                  for layer in range(cfg.n_layers)}  # fmt: skip
         hooks.update({f"blocks.{layer}.attn.hook_scores": (lambda t: t) for layer in range(cfg.n_layers)})
-        logits = gpt_forward(params, part[..., :-1], cfg, bias=additive, hooks=hooks)
+        logits = gpt_forward(params, part[..., :-1], cfg, bias=additive, hooks=hooks if stats_on else None)
         ce = F.cross_entropy(logits.reshape(-1, cfg.vocab), part[..., 1:].reshape(-1), reduction="none")
         ce = ce.view(E, part.shape[1], -1).double()  # (E, b, L-1)
-        stats = [attention_stats(patterns[f"{layer}.hook_pattern"], masks, queries) for layer in range(cfg.n_layers)]
         w = part.shape[1]
         new = {"loss": ce.mean((1, 2)) * w, "token_loss": ce[:, :, queries].mean(1) * w}
+        if stats_on:
+            stats = [attention_stats(patterns[f"{layer}.hook_pattern"], masks, queries) for layer in range(cfg.n_layers)]
+        else:
+            nan = torch.full((E, cfg.n_layers * cfg.n_heads, len(queries)), float("nan"), dtype=torch.float64)
+            stats = [{"entropy": nan, "mass": nan, "iou": nan}]
         for key in ("entropy", "mass", "iou"):
-            new[key] = torch.cat([s[key] for s in stats], 1) * w  # (E, n_layers*H, Q)
+            new[key] = torch.cat([s[key] for s in stats], 1).to(ce.device) * w  # (E, n_layers*H, Q)
         for k, v in new.items():
             sums[k] = sums[k] + v if k in sums else v
     out = {k: (v / n).cpu().numpy() for k, v in sums.items()}
     out["pred_loss"] = out["token_loss"].mean(-1)
     return out
+
+
+_SOURCES: dict = {}  # stage-1 parameters already trained in this process (a few small models), by config
+
+
+def _source_params(source: GPTRunConfig, device) -> dict:
+    """Final parameters of a stage-1 run: from this process's memo, else through the cached :func:`train_gpt`."""
+    if source not in _SOURCES:
+        if len(_SOURCES) >= 8:
+            _SOURCES.pop(next(iter(_SOURCES)))
+        _SOURCES[source] = train_gpt(source, device=device).params
+    return _SOURCES[source]
 
 
 def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.device | str | None = None) -> GPTRun:
@@ -240,21 +294,37 @@ def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.dev
     member_parts = [parts[m.task] for m in cfg.members]
     masks = torch.stack([p.mask for p in member_parts]).to(device)  # (E, L-1, L-1)
     queries = member_parts[0].queries.to(device)
+    stats_on = all(p.has_mask for p in member_parts)
     c = torch.tensor([m.bias for m in cfg.members], dtype=torch.float32)
     additive = causal_bias(cfg.seq_len - 1, c.to(device)[:, None, None] * masks, device=device)  # (E, L-1, L-1)
     gens = [torch.Generator().manual_seed(10_007 * m.seed + 1) for m in cfg.members]
     eval_gen = [torch.Generator().manual_seed(cfg.eval_seed) for _ in member_parts]
     eval_tokens = torch.stack([p.sample(cfg.eval_size, g) for p, g in zip(member_parts, eval_gen)]).to(device)  # (E, n, L)
     params = init_gpt_params(model, [m.seed for m in cfg.members], device=device)
+    transfers = {e: m.init for e, m in enumerate(cfg.members) if m.init is not None}
+    if transfers:  # pre-pretraining: stage-1 weights from the (cached) stage-1 runs
+        sources = {t.source: _source_params(t.source, device) for t in transfers.values()}
+        apply_transfers(params, model, transfers, sources)
+    # per-member learning rates: train phi = theta / r with the stack's Adam (module docstring)
+    ratio = torch.tensor([(m.lr if m.lr is not None else cfg.lr) / cfg.lr for m in cfg.members], dtype=torch.float64)
+    rescaled = bool((ratio != 1).any())
+    r = {k: ratio.to(dtype=v.dtype, device=device).view(-1, *[1] * (v.dim() - 1)) for k, v in params.items()}
+
+    def theta(p):
+        return {k: v * r[k] for k, v in p.items()} if rescaled else p
+
+    if rescaled:
+        params = {k: v / r[k] for k, v in params.items()}
 
     records: list[tuple[int, dict]] = []
     done = torch.zeros(E, dtype=torch.bool)
     snapshot = {k: v.clone() for k, v in params.items()}  # parameters of each member when it was frozen
 
     def loss_fn(p, step):
+        p = theta(p)
         if step % cfg.eval_every == 0 and (not records or records[-1][0] != step):
             with torch.no_grad():
-                rec = _evaluate(p, model, eval_tokens, additive, masks, queries)
+                rec = _evaluate(p, model, eval_tokens, additive, masks, queries, stats_on=stats_on)
             if records and bool(done.any()):  # frozen members keep the evaluation at which they were frozen
                 keep = done.numpy()
                 for key, value in records[-1][1].items():
@@ -279,10 +349,10 @@ def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.dev
                       tol=1e-12 if stopping else 0.0)  # fmt: skip
     run = train_ensemble(params, loss_fn, adam, desc=desc)
     frozen = done.to(device)
-    final = {k: torch.where(frozen.view(-1, *[1] * (v.dim() - 1)), snapshot[k], v) for k, v in run.params.items()}
+    final = {k: torch.where(frozen.view(-1, *[1] * (v.dim() - 1)), snapshot[k], v) for k, v in theta(run.params).items()}
     if not bool(done.all()):
         with torch.no_grad():
-            rec = _evaluate(final, model, eval_tokens, additive, masks, queries)
+            rec = _evaluate(final, model, eval_tokens, additive, masks, queries, stats_on=stats_on)
         keep = done.numpy()
         for key, value in records[-1][1].items():
             rec[key][keep] = value[keep]
