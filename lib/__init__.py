@@ -115,3 +115,8 @@ from .train import Transfer
 
 __all__ += ["ARCHITECTURES", "LABELS", "MIXERS", "get_mixer", "input_attribution", "input_sensitivity", "DyckTask",
             "dyck_optimal_loss", "Transfer"]
+
+# chapter 6's committed width and depth study
+from .train import WidthStudyConfig, load_width_study
+
+__all__ += ["WidthStudyConfig", "load_width_study"]

@@ -60,3 +60,6 @@ __all__ += [
 from .prepretrain import TRANSFER_KINDS, Transfer, apply_transfers, transferred_names
 
 __all__ += ["TRANSFER_KINDS", "Transfer", "apply_transfers", "transferred_names"]
+from .width_study import Curves, WidthStudy, WidthStudyConfig, load_width_study, width_study
+
+__all__ += ["Curves", "WidthStudy", "WidthStudyConfig", "load_width_study", "width_study"]
