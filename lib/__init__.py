@@ -117,6 +117,6 @@ __all__ += ["ARCHITECTURES", "LABELS", "MIXERS", "get_mixer", "input_attribution
             "dyck_optimal_loss", "Transfer"]
 
 # chapter 6's committed width and depth study
-from .train import WidthStudyConfig, load_width_study
+from .train import MixerStudyConfig, WidthStudyConfig, load_mixer_study, load_width_study
 
-__all__ += ["WidthStudyConfig", "load_width_study"]
+__all__ += ["MixerStudyConfig", "WidthStudyConfig", "load_mixer_study", "load_width_study"]

@@ -55,6 +55,7 @@ __all__ = [
     "cached",
     "publish",
     "verify_manifest",
+    "load_committed",
 ]
 
 MAGIC = b"ATTNBOOK-CACHE 1\n"
@@ -120,7 +121,8 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
 
 def _lib_imports(module: str, tree: ast.AST) -> set[str]:
     """Names of the modules under :data:`FINGERPRINT_ROOTS` that ``module`` imports."""
-    package = module if module.endswith("__init__") else module.rsplit(".", 1)[0]
+    # the package a relative import starts from: a package's own __init__ imports relative to the package itself
+    package = module[: -len(".__init__")] if module.endswith(".__init__") else module.rsplit(".", 1)[0]
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -380,6 +382,15 @@ def publish(func: Callable, config: Any, command: str, *, cache: Cache | None = 
     manifest["files"] = dict(sorted(manifest["files"].items()))
     _atomic_write(data_dir / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
     return data_dir / rel
+
+
+def load_committed(func: Callable, config: Any, *, cache: Cache | None = None) -> tuple[bool, Any]:
+    """``(True, value)`` for a verified entry of ``func(config)`` in the cache folder or in ``data/``, else
+    ``(False, None)``. Committed results are read even with the cache off (``BOOK_CACHE=0``): they are data."""
+    cache = cache or default_cache()
+    reader = cache if cache.enabled else Cache(Path(tempfile.gettempdir()) / "attnbook-no-local-cache",
+                                                data_dir=cache.data_dir, enabled=True)  # fmt: skip
+    return reader.load(getattr(func, "__wrapped__", func), config)
 
 
 def verify_manifest(data_dir: str | Path = DATA_DIR) -> list[str]:

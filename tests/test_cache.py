@@ -141,6 +141,28 @@ def test_fingerprint_follows_imports_and_ignores_docstrings(tmp_path, monkeypatc
     assert code_fingerprint(fit_copy_map) == code_fingerprint(fit_copy_map)
 
 
+def test_fingerprint_follows_a_package_init_into_its_submodules(tmp_path, monkeypatch):
+    """`from .pkg import x` reaches pkg/__init__.py; its own `from . import sub` must reach pkg/sub.py."""
+    import importlib
+    import sys
+
+    root = tmp_path / "fpdemo2"
+    (root / "inner").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "inner" / "__init__.py").write_text("from . import sub\nfrom .sub import h\n")
+    sub = root / "inner" / "sub.py"
+    sub.write_text("def h(x):\n    return x + 1\n")
+    (root / "user.py").write_text("from .inner import h\n\ndef f(x):\n    return h(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(cache_mod, "FINGERPRINT_ROOTS", ("lib", "fpdemo2"))
+    f = importlib.import_module("fpdemo2.user").f
+    fp0 = code_fingerprint(f)
+    sub.write_text("def h(x):\n    return x + 2\n")
+    assert code_fingerprint(f) != fp0
+    for name in [m for m in sys.modules if m.startswith("fpdemo2")]:
+        del sys.modules[name]
+
+
 def test_disabled_cache_computes_every_time(tmp_path):
     calls.clear()
     off = Cache(tmp_path / "c", enabled=False)

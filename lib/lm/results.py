@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from ..cache import Cache, _atomic_write, _read_manifest, _sha256, cached, publish
+from ..cache import Cache, _atomic_write, _read_manifest, _sha256, cached, load_committed, publish
 from ..env import DATA_DIR, ROOT
 from . import analysis as _analysis
 from .analysis import AnalysisConfig
@@ -56,9 +55,7 @@ def load_analysis(config: AnalysisConfig | None = None, *, root: Path = BUILD_RO
     """
     config = config or committed_config()
     cache = cache or Cache()
-    reader = cache if cache.enabled else Cache(Path(tempfile.gettempdir()) / "attnbook-no-local-cache",
-                                                data_dir=cache.data_dir, enabled=True)
-    hit, value = reader.load(analyze_suite.__wrapped__, config)
+    hit, value = load_committed(analyze_suite, config, cache=cache)
     if hit:
         return value
     if (Path(root) / INDEX_FILE).is_file() and file_sha256(Path(root) / INDEX_FILE) == config.suite_digest:

@@ -63,3 +63,6 @@ __all__ += ["TRANSFER_KINDS", "Transfer", "apply_transfers", "transferred_names"
 from .width_study import Curves, WidthStudy, WidthStudyConfig, load_width_study, width_study
 
 __all__ += ["Curves", "WidthStudy", "WidthStudyConfig", "load_width_study", "width_study"]
+from .mixer_study import MixerCurves, MixerStudyConfig, load_mixer_study, mixer_study
+
+__all__ += ["MixerCurves", "MixerStudyConfig", "load_mixer_study", "mixer_study"]

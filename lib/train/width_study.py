@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cache import Cache, cached, publish
+from ..cache import Cache, cached, load_committed, publish
 from ..progress import progress
 from ..tasks.automaton import AutomatonTask
 from ..tasks.copy import check_size
@@ -175,20 +175,14 @@ def load_width_study(config: WidthStudyConfig | None = None, *, compute: bool = 
     Without a committed result for this config and code, and without ``compute``, a ``RuntimeError`` names the
     command that regenerates it.
     """
-    import tempfile
-    from pathlib import Path
-
     config = config or WidthStudyConfig()
-    cache = cache or Cache()
-    reader = cache if cache.enabled else Cache(Path(tempfile.gettempdir()) / "attnbook-no-local-cache",
-                                                data_dir=cache.data_dir, enabled=True)  # fmt: skip
-    hit, value = reader.load(width_study.__wrapped__, config)
+    hit, value = load_committed(width_study, config, cache=cache)
     if hit:
         return value
     if compute:
-        return width_study(config, cache=cache)
+        return width_study(config, cache=cache if cache is not None else True)
     raise RuntimeError("no committed width study for this config and code (stale after a change to the GPT code, or "
-                       f"missing); regenerate with `{REGENERATE}` (about 25 CPU-minutes)")  # fmt: skip
+                       f"missing); regenerate with `{REGENERATE}` (about 11 CPU-minutes)")  # fmt: skip
 
 
 def main(argv=None) -> None:
