@@ -16,6 +16,7 @@ NB_TIMEOUT ?= $(if $(filter 0 false no off,$(BOOK_FAST)),36000,900)
 export BOOK_FAST
 export OMP_NUM_THREADS := 1
 export BOOK_PROGRESS := 0
+export BOOK_WIDGETS := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: book test venv unit sync sync-check stage execute ledger html check-html determinism clean

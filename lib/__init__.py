@@ -6,7 +6,7 @@ imported on their own because of their weight: ``import lib.theory`` (paper A's 
 """
 
 from . import models, plots, tasks, train
-from .book import FAST, BookContext, context, finish, glue, setup
+from .book import FAST, BookContext, context, finish, glue, interact, setup, widgets_enabled
 from .cache import Cache, CacheWarning, cached, default_cache, publish, verify_manifest
 from .env import DATA_DIR, ROOT, env_flag
 from .claims import (

@@ -35,6 +35,8 @@ __all__ = [
     "progress",
     "finish",
     "FIGURE_STYLE",
+    "widgets_enabled",
+    "interact",
 ]
 
 #: Per-chapter budget in FAST mode (DEVELOPERS.md): two chapters run side by side in CI.
@@ -183,3 +185,32 @@ def finish() -> None:
     )
     if ctx.fast:
         assert peak <= FAST_PEAK_MEMORY_GIB, f"peak memory {peak:.2f} GiB exceeds the FAST budget {FAST_PEAK_MEMORY_GIB} GiB"
+
+
+def widgets_enabled() -> bool:
+    """Whether chapters build live ipywidgets controls: yes in Jupyter and Colab, no in the book build.
+
+    ``BOOK_WIDGETS=0`` (the Makefile sets it) turns them off: executed headless, a widget cell can leave the notebook
+    client waiting for minutes (seen in CI here), and the rendered book cannot run them anyway. Every interactive
+    figure has a static one beside it.
+    """
+    return env_flag("BOOK_WIDGETS", True)
+
+
+def interact(func, controls):
+    """``ipywidgets.interact(func, **controls(ipywidgets))`` where widgets are on, else a one-line note.
+
+    ``controls`` is a callable that receives the ``ipywidgets`` module and returns the keyword controls, so no widget
+    is created (and no comm opened) when widgets are off. Returns what ``interact`` returns, or ``None``.
+    """
+    if not callable(func) or not callable(controls):
+        raise TypeError("func and controls must be callables (controls: ipywidgets module -> {name: widget})")
+    if not widgets_enabled():
+        print("Interactive version: open this chapter in Jupyter or Colab (widgets are off in the book build).")
+        return None
+    import ipywidgets
+
+    kwargs = controls(ipywidgets)
+    if not isinstance(kwargs, dict):
+        raise TypeError(f"controls must return a dict of widgets, got {type(kwargs).__name__}")
+    return ipywidgets.interact(func, **kwargs)

@@ -72,3 +72,24 @@ def test_glue_without_myst_nb_is_a_no_op(monkeypatch, capsys):
 def test_claim_record_is_not_displayed_twice(book_context):
     rec = lib.claim("A-once", statement="s", source_value="v", measured=1.0, reproduced=lib.at_least(0.5), show=False)
     assert rec._ipython_display_() is None  # IPython's echo of the cell value shows nothing
+
+
+def test_interact_is_a_note_without_widgets_and_builds_none(monkeypatch, capsys):
+    monkeypatch.setenv("BOOK_WIDGETS", "0")
+    built = []
+    assert lib.interact(lambda x: x, lambda w: built.append(w) or {}) is None
+    assert built == [] and "Jupyter or Colab" in capsys.readouterr().out
+
+
+def test_interact_builds_the_controls_where_widgets_are_on(monkeypatch):
+    monkeypatch.setenv("BOOK_WIDGETS", "1")
+    seen = []
+    out = lib.interact(lambda n=0: seen.append(n), lambda w: dict(n=w.IntSlider(value=3, min=0, max=5)))
+    assert out is not None and seen == [3]  # interact calls the function once with the initial value
+
+
+@pytest.mark.parametrize("func, controls", [(None, lambda w: {}), (print, None), (print, lambda w: [1])])
+def test_interact_bad_input(monkeypatch, func, controls):
+    monkeypatch.setenv("BOOK_WIDGETS", "1")
+    with pytest.raises(TypeError, match="controls|func"):
+        lib.interact(func, controls)
