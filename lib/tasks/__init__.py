@@ -1,4 +1,4 @@
-"""Seeded data generators. Paper A's copy task now; paper B's linear map, cellular automata and Dyck to come."""
+"""Seeded data generators: paper A's copy task; paper B's linear map and cellular automata; k-Dyck strings."""
 
 from .copy import (
     CopyTask,

@@ -1,4 +1,4 @@
-"""Training: the batched ensemble trainer and paper A's MAP fitting (SGLD and metrics to come)."""
+"""Training: the batched ensemble trainer, paper A's MAP fitting and SGLD, paper B's GPT trainer, the committed studies."""
 
 from .copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
 from .copy_objective import (
