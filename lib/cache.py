@@ -35,7 +35,10 @@ import json
 import math
 import os
 import pickle
+import platform
+import sys
 import tempfile
+import time
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
@@ -293,8 +296,13 @@ class Cache:
             path.unlink(missing_ok=True)
         return False, None
 
-    def store(self, func: Callable, config: Any, value: Any) -> Path | None:
-        """Write the entry of ``func(config)`` atomically; returns its path (None when disabled)."""
+    def store(self, func: Callable, config: Any, value: Any, *, cost: dict | None = None) -> Path | None:
+        """Write the entry of ``func(config)`` atomically; returns its path (None when disabled).
+
+        ``cost``: what computing it took (``cpu_seconds``, ``wall_seconds``), kept in the header with the machine
+        (processor architecture, torch's CPU kernel capability, thread count) so a committed result says where and
+        at what price it was made.
+        """
         if not self.enabled:
             return None
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
@@ -306,7 +314,10 @@ class Cache:
             "payload_size": len(payload),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "numpy": np.__version__,
+            "machine": _machine(),
         }
+        if cost:
+            header["cost"] = dict(cost)
         path = self.path(func, config)
         _atomic_write(path, MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + payload)
         return path
@@ -319,9 +330,21 @@ class Cache:
         hit, value = self.load(func, config)
         if hit:
             return value
+        cpu, wall = time.process_time(), time.perf_counter()
         value = func(config, *args, **kwargs)
-        self.store(func, config, value)
+        cost = {"cpu_seconds": round(time.process_time() - cpu, 1), "wall_seconds": round(time.perf_counter() - wall, 1)}
+        self.store(func, config, value, cost=cost)
         return value
+
+
+def _machine() -> dict:
+    """Where a result was computed: float results of the same code differ between CPU kernels and thread counts."""
+    out = {"arch": platform.machine(), "cpus": os.cpu_count()}
+    torch = sys.modules.get("torch")  # only when the computation used it (no import for numpy-only results)
+    if torch is not None:
+        out.update(torch=torch.__version__, cpu_capability=torch.backends.cpu.get_cpu_capability(),
+                   threads=torch.get_num_threads())  # fmt: skip
+    return out
 
 
 def default_cache() -> Cache:
@@ -378,7 +401,10 @@ def publish(func: Callable, config: Any, command: str, *, cache: Cache | None = 
     data = src.read_bytes()
     _atomic_write(data_dir / rel, data)
     manifest = _read_manifest(data_dir)
-    manifest["files"][rel] = {"sha256": _sha256(data), "size": len(data), "command": command.strip(), "function": _function_id(func)}
+    entry = {"sha256": _sha256(data), "size": len(data), "command": command.strip(), "function": _function_id(func)}
+    header = json.loads(data[len(MAGIC):].split(b"\n", 1)[0])
+    entry.update({k: header[k] for k in ("created", "machine", "cost") if k in header})  # where, when, at what price
+    manifest["files"][rel] = entry
     manifest["files"] = dict(sorted(manifest["files"].items()))
     _atomic_write(data_dir / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
     return data_dir / rel

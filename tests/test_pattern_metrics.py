@@ -120,4 +120,39 @@ def test_automaton_run_and_stop_below():
     run = run_members(tiny([Member(task, seed=0, bias=30.0)], steps=400, stop_below=0.5, n_layers=2))
     assert run.token_loss.shape[-1] == 8  # predictable queries S-1 .. ST-2
     assert run.steps_run < 400 and run.pred_loss[-1, 0] < 0.5  # stopped once below the threshold
-    assert run.mass[-1, 0].mean() > 0.99  # the bias pins every head onto the 3-cell window
+    assert run.steps_run == run.steps[-1] and run.pred_loss[-2, 0] >= 0.5  # ... at the first evaluation below it
+
+
+def test_stop_below_stops_on_the_held_out_loss_only(monkeypatch):
+    """A member whose training loss repeats exactly (here: every step) trains to the end; a member whose held-out
+    loss falls below ``stop_below`` is frozen at that evaluation, with its parameters and curves of that moment."""
+    import lib.train.gpt_train as gt
+
+    forward = gt.gpt_forward
+
+    def repeating(params, tokens, cfg, **kw):  # member 0 predicts uniformly whatever its weights: constant loss
+        logits = forward(params, tokens, cfg, **kw)
+        return torch.cat([0.0 * logits[:1], logits[1:]])
+
+    evaluate = gt._evaluate
+    calls = []
+
+    def held_out(params, *args, **kw):  # member 1's held-out loss reads as solved from the evaluation at step 20 on
+        out = evaluate(params, *args, **kw)
+        calls.append(out["pred_loss"].copy())
+        if len(calls) >= 3:
+            out["pred_loss"][1] = 0.01
+        return out
+
+    monkeypatch.setattr(gt, "gpt_forward", repeating)
+    monkeypatch.setattr(gt, "_evaluate", held_out)
+    a, b = Member(LinearMapTask(4, 2, seed=0), seed=0), Member(LinearMapTask(4, 2, seed=0), seed=1)
+    run = run_members(tiny([a, b], steps=60, stop_below=0.05))
+    assert np.unique(run.train_loss[:, 0]).size == 1  # the online loss of member 0 never changes ...
+    assert run.steps_run == 60 and run.steps.tolist() == [0, 10, 20, 30, 40, 50, 60]  # ... and it trains to the end
+    assert np.allclose(run.pred_loss[2:, 1], 0.01)  # member 1: frozen at step 20, its evaluation kept
+    assert np.allclose(run.loss[2:, 1], run.loss[2, 1])
+    monkeypatch.undo()
+    alone = run_members(tiny([b], steps=20))  # member 1 on its own, trained for exactly the 20 steps before its stop
+    for name, value in run.params.items():
+        assert np.allclose(value[1], alone.params[name][0], atol=1e-5), name

@@ -152,6 +152,31 @@ def test_early_stopping_freezes_converged_members():
     assert torch.allclose(run.params["x"], centers, atol=1e-3)
 
 
+def test_on_check_freezes_only_the_members_it_names():
+    centers, scales = quadratic_members(3, 2)
+    seen = []
+
+    def loss_fn(p, _step):  # member 2's loss is the same number at every step (it depends on x only through 0 * x)
+        loss = (scales * (p["x"] - centers) ** 2).sum(-1)
+        return torch.cat([loss[:2], 0.5 + 0.0 * p["x"][2:].sum(-1)])
+
+    def on_check(p, step):  # member 0 meets "its criterion" at step 30; nobody else ever does
+        seen.append((step, p["x"].clone()))
+        return torch.tensor([step >= 30, False, False])
+
+    run = train_ensemble({"x": torch.zeros(3, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=100, check_every=10),
+                         on_check=on_check)  # fmt: skip
+    assert [s for s, _ in seen] == list(range(0, 100, 10))  # called at every check point, before that step's loss
+    assert run.steps_run == 100 and run.stopped_at.tolist() == [30, 100, 100]  # a repeating loss is no reason to stop
+    assert torch.equal(run.params["x"][0], dict(seen)[30][0])  # frozen with the parameters the callback saw
+    assert not torch.equal(run.params["x"][1], dict(seen)[30][1])
+    everyone = train_ensemble({"x": torch.zeros(3, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=100, check_every=10),
+                              on_check=lambda p, step: torch.full((3,), step >= 20))  # fmt: skip
+    assert everyone.steps_run == 20 and everyone.stopped_at.tolist() == [20, 20, 20]
+    with pytest.raises(ValueError, match="on_check"):
+        train_ensemble({"x": torch.zeros(3, 2)}, loss_fn, AdamConfig(steps=2), on_check=lambda p, s: torch.zeros(2))
+
+
 def test_diverging_members_are_flagged_not_propagated():
     offset = torch.tensor([0.0, 10.0], dtype=f64)
 

@@ -5,10 +5,18 @@ Parameters of ``E`` models are stacked along a leading member axis. The loss fun
 gradient of the sum with respect to that slice is the gradient of its own loss, and Adam (elementwise) then runs
 ``E`` independent optimisations: the same trajectories as ``E`` separate runs, at the per-op cost of one.
 
-Per-member early stopping: a member whose loss changes by less than ``tol * max(1, |loss|)`` over ``check_every``
-steps is frozen (its parameters are restored after each optimiser step); training ends when every member is frozen.
-A member whose loss is non-finite at a check point is frozen and flagged as diverged. Parameters stay on the
-device they come on (CPU or CUDA); per-member bookkeeping is done on the CPU at check points only.
+Per-member early stopping, at check points (every ``check_every`` steps) only, by one of three rules:
+
+- a stopping callback (``on_check``) names the members that met its criterion, e.g. a held-out loss below a
+  threshold (:mod:`lib.train.gpt_train`);
+- with ``tol > 0``, a member whose training loss changed by at most ``tol * max(1, |loss|)`` since the previous
+  check point (for deterministic objectives, where a loss that stops changing means a converged fit; never for an
+  online loss, whose consecutive values can coincide to float precision on a plateau);
+- a member whose loss is non-finite is frozen and flagged as diverged.
+
+A frozen member's parameters are restored after each optimiser step, so it ends with the parameters it had when it
+was frozen; training ends when every member is frozen. Parameters stay on the device they come on (CPU or CUDA);
+per-member bookkeeping is done on the CPU at check points only.
 """
 
 from __future__ import annotations
@@ -21,9 +29,11 @@ import torch
 
 from ..progress import progress
 
-__all__ = ["AdamConfig", "EnsembleRun", "train_ensemble", "member_grad_norm"]
+__all__ = ["AdamConfig", "EnsembleRun", "train_ensemble", "member_grad_norm", "CheckFn"]
 
 LossFn = Callable[[Mapping[str, torch.Tensor], int], torch.Tensor]
+#: ``on_check(params, step) -> Tensor (E,) of bool or None``: the members to freeze at this check point.
+CheckFn = Callable[[Mapping[str, torch.Tensor], int], "torch.Tensor | None"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +53,9 @@ class AdamConfig:
     check_every : int
         Steps between convergence checks and loss-history records.
     tol : float
-        Relative loss change below which a member counts as converged (0 disables early stopping).
+        Relative change of the training loss between check points below which a member counts as converged
+        (0 disables this rule). Only for deterministic objectives: an online loss can repeat to float precision
+        on a plateau.
     optimizer : {"adam", "sgd"}
         Adam (default), or plain gradient descent without momentum (``"sgd"``: its dynamics are gradient flow, so
         relaxation times follow the curvature of the objective; ``betas`` and ``eps`` are then unused).
@@ -97,11 +109,12 @@ class EnsembleRun:
     history : Tensor, shape ``(K, E)``
         Loss per member at those steps.
     stopped_at : Tensor, shape ``(E,)``
-        Step at which each member was frozen (``steps`` if never).
+        Step at which each member was frozen (``steps`` if never): the number of optimiser steps its parameters
+        received.
     diverged : Tensor, shape ``(E,)``, bool
         Members whose loss became non-finite.
     steps_run : int
-        Optimiser steps actually taken.
+        Optimiser steps actually taken (``steps`` unless every member was frozen earlier).
     """
 
     params: dict[str, torch.Tensor]
@@ -134,7 +147,8 @@ def _check_params(params: Mapping[str, torch.Tensor]) -> int:
     return E
 
 
-def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: AdamConfig, *, desc: str | None = None) -> EnsembleRun:
+def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: AdamConfig, *, desc: str | None = None,
+                   on_check: CheckFn | None = None) -> EnsembleRun:
     """Minimise ``E`` independent per-member losses with Adam, batched.
 
     Parameters
@@ -147,6 +161,10 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
     cfg : AdamConfig
     desc : str, optional
         Progress-bar label.
+    on_check : callable, optional
+        ``on_check(params, step) -> Tensor (E,) of bool or None``, called at every check point before that step's
+        loss, with the current parameters (read them under ``torch.no_grad``; do not modify them). Members it marks
+        ``True`` are frozen now, with the parameters it saw; ``None`` or an all-``False`` mask freezes none.
     """
     if not isinstance(cfg, AdamConfig):
         raise TypeError(f"cfg must be an AdamConfig, got {type(cfg).__name__}")
@@ -177,10 +195,27 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
             raise ValueError(f"loss_fn must return shape ({E},), got {tuple(loss.shape)}")
         return loss
 
-    step = 0
+    def requested(step: int) -> torch.Tensor:
+        with torch.no_grad():
+            stop = on_check({k: v.detach() for k, v in p.items()}, step)
+        if stop is None:
+            return torch.zeros(E, dtype=torch.bool)
+        stop = torch.as_tensor(stop).cpu()
+        if stop.shape != (E,) or stop.dtype != torch.bool:
+            raise ValueError(f"on_check must return a bool tensor of shape ({E},) or None, got {stop.dtype} {tuple(stop.shape)}")
+        return stop
+
+    step, taken = 0, 0
     bar = progress(total=cfg.steps, desc=desc)
     for step in range(cfg.steps):
         opt.zero_grad(set_to_none=True)
+        if on_check is not None and step % cfg.check_every == 0:
+            stop = requested(step) & ~frozen
+            stopped_at[stop] = step
+            frozen |= stop
+            frozen_dev = frozen.to(device)
+            if bool(frozen.all()):
+                break
         loss = evaluate(step)  # (E,)
         if step % cfg.check_every == 0:
             current = loss.detach().double().cpu()
@@ -211,6 +246,7 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
             opt.step()
         if sched is not None:
             sched.step()
+        taken += 1
         bar.update(1)
     bar.close()
 
@@ -230,5 +266,5 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
         history=torch.stack(hist) if hist else torch.empty(0, E),
         stopped_at=stopped_at,
         diverged=diverged,
-        steps_run=step + 1,
+        steps_run=taken,
     )

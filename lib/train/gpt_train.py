@@ -13,9 +13,11 @@ held-out batch (``eval_tokens // seq_len`` sequences from ``eval_seed``): the me
 at each *predicting* query (those whose target is determined by the task) and, per head and query, the attention entropy,
 mass on the true support and top-s IoU (:func:`lib.train.pattern_metrics.attention_stats`).
 
-``stop_below``: a member whose held-out predictable-position loss falls below it is frozen (its loss becomes a
-constant, which :func:`train_ensemble`'s convergence check detects), and the run ends when every member is frozen.
-A frozen member's curves and parameters are those of the evaluation that froze it. Plateau lengths need no more
+``stop_below``: a member whose held-out predictable-position loss falls below it at an evaluation is frozen there
+(the trainer's check-point callback, :class:`_HeldOut`), and the run ends when every member is frozen. Nothing else
+stops a member before the step budget but divergence: in particular not a training loss that repeats, which on a
+plateau (every output bit predicted at ≈ ½) happens to float precision. A frozen member's curves and parameters are
+those of the evaluation that froze it. Plateau lengths need no more
 than that; final-loss sweeps leave it ``None``.
 
 Token mixers (chapter 7): ``GPTRunConfig.mixer`` swaps attention for another token mixer of
@@ -282,6 +284,32 @@ def _source_params(source: GPTRunConfig, device) -> dict:
     return _SOURCES[source]
 
 
+class _HeldOut:
+    """The trainer's check-point callback: evaluate every member on the held-out batch, record it, and name the
+    members whose predicting-query loss fell below ``stop_below`` (they are frozen at this evaluation; later records
+    repeat the evaluation that froze them). Nothing but this criterion (and divergence) stops a member early."""
+
+    def __init__(self, evaluate: Callable[[dict], dict], E: int, stop_below: float | None):
+        self.evaluate, self.stop_below = evaluate, stop_below
+        self.records: list[tuple[int, dict]] = []
+        self.done = torch.zeros(E, dtype=torch.bool)
+
+    def record(self, params, step: int) -> None:
+        with torch.no_grad():
+            rec = self.evaluate(params)
+        if self.records and bool(self.done.any()):
+            keep = self.done.numpy()
+            for key, value in self.records[-1][1].items():
+                rec[key][keep] = value[keep]
+        self.records.append((step, rec))
+
+    def __call__(self, params, step: int) -> torch.Tensor:
+        self.record(params, step)
+        if self.stop_below is not None:
+            self.done |= torch.from_numpy(self.records[-1][1]["pred_loss"] < self.stop_below)
+        return self.done.clone()
+
+
 def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.device | str | None = None) -> GPTRun:
     """Train the stack of ``cfg`` (uncached; :func:`train_gpt` is the cached entry point).
 
@@ -316,47 +344,21 @@ def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.dev
     if rescaled:
         params = {k: v / r[k] for k, v in params.items()}
 
-    records: list[tuple[int, dict]] = []
-    done = torch.zeros(E, dtype=torch.bool)
-    snapshot = {k: v.clone() for k, v in params.items()}  # parameters of each member when it was frozen
-
     def loss_fn(p, step):
-        p = theta(p)
-        if step % cfg.eval_every == 0 and (not records or records[-1][0] != step):
-            with torch.no_grad():
-                rec = _evaluate(p, model, eval_tokens, additive, masks, queries, stats_on=stats_on)
-            if records and bool(done.any()):  # frozen members keep the evaluation at which they were frozen
-                keep = done.numpy()
-                for key, value in records[-1][1].items():
-                    rec[key][keep] = value[keep]
-            records.append((step, rec))
-            if cfg.stop_below is not None:
-                new = torch.from_numpy(rec["pred_loss"] < cfg.stop_below) & ~done
-                for k, v in p.items():
-                    snapshot[k][new.to(device)] = v.detach()[new.to(device)]
-                done[:] = done | new
         tokens = torch.stack([mp.sample(B, g) for mp, g in zip(member_parts, gens)]).to(device)  # (E, B, L)
-        logits = gpt_forward(p, tokens[..., :-1], model, bias=additive)
+        logits = gpt_forward(theta(p), tokens[..., :-1], model, bias=additive)
         ce = F.cross_entropy(logits.reshape(-1, model.vocab), tokens[..., 1:].reshape(-1), reduction="none")
-        loss = ce.view(E, -1).mean(1)  # (E,)
-        if bool(done.any()):  # frozen members: a constant loss (no gradient), which the trainer's check detects
-            loss = torch.where(done.to(device), torch.zeros_like(loss), loss)
-        return loss
+        return ce.view(E, -1).mean(1)  # (E,)
 
-    # with stop_below, the trainer checks every step, so a member whose loss turned constant is frozen one step later
-    stopping = cfg.stop_below is not None
-    adam = AdamConfig(lr=cfg.lr, steps=cfg.steps, betas=cfg.betas, check_every=1 if stopping else cfg.eval_every,
-                      tol=1e-12 if stopping else 0.0)  # fmt: skip
-    run = train_ensemble(params, loss_fn, adam, desc=desc)
-    frozen = done.to(device)
-    final = {k: torch.where(frozen.view(-1, *[1] * (v.dim() - 1)), snapshot[k], v) for k, v in theta(run.params).items()}
-    if not bool(done.all()):
-        with torch.no_grad():
-            rec = _evaluate(final, model, eval_tokens, additive, masks, queries, stats_on=stats_on)
-        keep = done.numpy()
-        for key, value in records[-1][1].items():
-            rec[key][keep] = value[keep]
-        records.append((run.steps_run, rec))
+    held_out = _HeldOut(lambda p: _evaluate(theta(p), model, eval_tokens, additive, masks, queries, stats_on=stats_on),
+                        E, cfg.stop_below)  # fmt: skip
+    adam = AdamConfig(lr=cfg.lr, steps=cfg.steps, betas=cfg.betas, check_every=cfg.eval_every)
+    run = train_ensemble(params, loss_fn, adam, desc=desc, on_check=held_out)
+    if not bool(held_out.done.all()):
+        held_out.record(run.params, run.steps_run)
+    # a frozen member's parameters are those it had when it was frozen (the trainer restores them every step)
+    final = theta(run.params)
+    records = held_out.records
     stack = {k: np.stack([r[k] for _, r in records]) for k in records[0][1]}
     return GPTRun(
         config=cfg,
