@@ -1,6 +1,6 @@
 # The book's two entry points (README):
 #   make book   build the HTML book into _build/html, executing every chapter (FAST scale; BOOK_FAST=0 for paper scale)
-#   make test   unit tests of lib, every chapter executed by nbmake, the HTML rendered with -W, checks on it, and a
+#   make test   unit tests of lib (native and portable CPU kernels), every chapter executed by nbmake, the HTML rendered with -W, checks on it, and a
 #               second execution of the first chapters that must reproduce their claims exactly
 # Both create the virtual environment .venv from requirements.txt on first use.
 
@@ -35,8 +35,11 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
+# Twice: with this CPU's own float kernels and with torch's portable ones (ATEN_CPU_CAPABILITY=default), since float
+# results differ between machines and no test may pass by one machine's rounding.
 unit: venv
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q -n $(JOBS) tests
+	MPLBACKEND=Agg ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q -n $(JOBS) tests
 
 sync: venv
 	$(BIN)/python tools/bookctl.py sync

@@ -211,27 +211,45 @@ def copy_batch(n, gen, half=6, vocab=4):
     return torch.cat([x, x], 1)
 
 
-def train_copy(mixer, steps, lr=1e-2, seed=0, return_model=False):
+def train_copy(mixer, steps, lr=1e-2, seeds=(0,), return_model=False):
+    """Train one model per seed on the copy task, stacked (members are independent: the loss is the sum of
+    theirs and Adam is elementwise); the held-out loss on the copied half per member, ``(len(seeds),)``."""
     cfg = GPTConfig(vocab=4, n_ctx=11, n_heads=4, d_head=8, mixer=mixer, d_state=8)
-    params = {k: v.requires_grad_(True) for k, v in init_gpt_params(cfg, (seed,)).items()}
+    params = {k: v.requires_grad_(True) for k, v in init_gpt_params(cfg, seeds).items()}
     opt = torch.optim.Adam(list(params.values()), lr=lr, betas=(0.9, 0.98))
-    gen = torch.Generator().manual_seed(seed)
+    gens = [torch.Generator().manual_seed(k) for k in seeds]
     for _ in range(steps):
-        x = copy_batch(32, gen)
-        loss = F.cross_entropy(gpt_forward(params, x[None, :, :-1], cfg).reshape(-1, 4), x[:, 1:].reshape(-1))
+        x = torch.stack([copy_batch(32, g) for g in gens])  # (E, 32, 12)
+        logits = gpt_forward(params, x[..., :-1], cfg)  # (E, 32, 11, 4)
+        loss = F.cross_entropy(logits.reshape(-1, 4), x[..., 1:].reshape(-1), reduction="none")
         opt.zero_grad()
-        loss.backward()
+        loss.view(len(seeds), -1).mean(1).sum().backward()
         opt.step()
     x = copy_batch(512, torch.Generator().manual_seed(99))
     with torch.no_grad():
-        logits = gpt_forward(params, x[None, :, :-1], cfg)[0]
-    loss = float(F.cross_entropy(logits[:, 5:].reshape(-1, 4), x[:, 6:].reshape(-1)))  # the copied half
+        logits = gpt_forward(params, x.expand(len(seeds), -1, -1)[..., :-1], cfg)  # (E, 512, 11, 4)
+    target = x[:, 6:].expand(len(seeds), -1, -1)  # the copied half
+    loss = F.cross_entropy(logits[:, :, 5:].reshape(-1, 4), target.reshape(-1), reduction="none")
+    loss = loss.view(len(seeds), -1).mean(1)
     return (loss, {k: v.detach() for k, v in params.items()}, cfg) if return_model else loss
+
+
+LEARN_SEEDS = (0, 1, 2, 3, 4)
 
 
 @pytest.mark.parametrize("mixer", ARCHITECTURES)
 def test_learns_a_trivial_copy_task(mixer):
-    assert train_copy(mixer, steps=300) < 0.1 * math.log(4)
+    """Learning is a property of the seed distribution, not of one seed (on one CPU's float kernels): of five seeds,
+    the median ends below a tenth of chance and at most one stays above it (Mamba at 300 steps learned in 4 of 8)."""
+    loss = train_copy(mixer, steps=600, seeds=LEARN_SEEDS)
+    solved = loss < 0.1 * math.log(4)
+    assert float(loss.median()) < 0.1 * math.log(4) and int(solved.sum()) >= len(LEARN_SEEDS) - 1, loss
+
+
+def test_a_stacked_seed_trains_as_it_does_alone():
+    stacked = train_copy("attention", steps=20, seeds=(3, 4))
+    alone = train_copy("attention", steps=20, seeds=(4,))
+    assert torch.allclose(stacked[1], alone[0], atol=1e-5)
 
 
 def train_on_noise(mixer, steps=150):
@@ -308,8 +326,10 @@ def test_input_sensitivity_finds_the_keys_of_a_known_function():
     with pytest.raises(ValueError, match="queries"):
         input_sensitivity(params, cfg, tokens, torch.tensor([12]))
     # a model trained on the copy task: the query predicting token 6+i depends on position i (and nothing else)
-    loss, trained, copy_cfg = train_copy("mlp_mixer", steps=300, return_model=True)
+    loss, trained, copy_cfg = train_copy("mlp_mixer", steps=300, seeds=(0, 1, 2), return_model=True)
+    best = int(loss.argmin())  # a learned model (the sensitivity map is the point here, not how often it learns)
+    assert float(loss[best]) < 0.1 * math.log(4), loss
     x = copy_batch(256, torch.Generator().manual_seed(5))
-    sens = input_sensitivity(trained, copy_cfg, x, torch.arange(5, 11))[0]  # (6, 11)
+    sens = input_sensitivity({k: v[best : best + 1] for k, v in trained.items()}, copy_cfg, x, torch.arange(5, 11))[0]
     assert torch.allclose(sens.diagonal(), torch.ones(6), atol=0.05)  # key i for the query that predicts 6+i
     assert float(sens.fill_diagonal_(0).max()) < 0.05
