@@ -120,3 +120,9 @@ __all__ += ["ARCHITECTURES", "LABELS", "MIXERS", "get_mixer", "input_attribution
 from .train import MixerStudyConfig, WidthStudyConfig, load_mixer_study, load_width_study
 
 __all__ += ["MixerStudyConfig", "WidthStudyConfig", "load_mixer_study", "load_width_study"]
+
+# uncertainty over seeds, and chapter 6's sparsity sweep as a study
+from .stats import Interval, bootstrap_interval
+from .train import SparsityStudy, SparsityStudyConfig, sparsity_study
+
+__all__ += ["Interval", "bootstrap_interval", "SparsityStudy", "SparsityStudyConfig", "sparsity_study"]

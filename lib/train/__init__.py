@@ -66,3 +66,6 @@ __all__ += ["Curves", "WidthStudy", "WidthStudyConfig", "load_width_study", "wid
 from .mixer_study import MixerCurves, MixerStudyConfig, load_mixer_study, mixer_study
 
 __all__ += ["MixerCurves", "MixerStudyConfig", "load_mixer_study", "mixer_study"]
+from .sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
+
+__all__ += ["SparsityStudy", "SparsityStudyConfig", "sparsity_study"]

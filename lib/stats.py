@@ -1,0 +1,62 @@
+r"""Uncertainty over seeds and prompts: percentile bootstrap intervals.
+
+One seed is an anecdote; a claim about trained models is a claim about the distribution of their outcomes. With
+values :math:`x_1, \dots, x_n` (one per seed) and a statistic :math:`T` (the median by default), the percentile
+bootstrap draws :math:`B` resamples :math:`x^*_b` of size :math:`n` with replacement and reports the
+:math:`\tfrac{1-\gamma}{2}` and :math:`\tfrac{1+\gamma}{2}` quantiles of :math:`T(x^*_b)` as the level-:math:`\gamma`
+interval. Resampling is seeded, so an interval is a deterministic function of the values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Interval", "bootstrap_interval"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A statistic over ``n`` values and its bootstrap interval ``[lo, hi]`` at ``level``."""
+
+    value: float
+    lo: float
+    hi: float
+    level: float
+    n: int
+
+    def above(self, threshold: float) -> bool:
+        """The whole interval lies above ``threshold``."""
+        return bool(self.lo > threshold)
+
+    def below(self, threshold: float) -> bool:
+        """The whole interval lies below ``threshold``."""
+        return bool(self.hi < threshold)
+
+    def __str__(self) -> str:
+        return f"{self.value:.3g} [{self.lo:.3g}, {self.hi:.3g}]"
+
+
+def bootstrap_interval(values, statistic: Callable[[np.ndarray], np.ndarray] = np.median, *, level: float = 0.9,
+                       resamples: int = 4000, seed: int = 0) -> Interval:  # fmt: skip
+    """Percentile bootstrap interval of ``statistic`` over the 1-d ``values`` (see the module docstring).
+
+    ``statistic`` must reduce along the last axis (``np.median``, ``np.mean``, ...). Infinite values (censored
+    runs) are allowed for order statistics such as the median; NaN is not.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"values must be 1-d with at least 2 entries, got shape {x.shape}")
+    if np.isnan(x).any():
+        raise ValueError("values must not contain NaN")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if resamples < 100:
+        raise ValueError(f"resamples must be >= 100, got {resamples!r}")
+    rng = np.random.default_rng(seed)
+    draws = x[rng.integers(0, x.size, size=(resamples, x.size))]  # (resamples, n)
+    stats = np.asarray(statistic(draws, axis=-1), dtype=float)  # (resamples,)
+    lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")  # no interpolation: inf stays inf
+    return Interval(float(statistic(x)), float(lo), float(hi), level, int(x.size))

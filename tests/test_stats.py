@@ -1,0 +1,43 @@
+"""lib.stats: bootstrap intervals cover what they should, shrink with n, and are deterministic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lib.stats import bootstrap_interval
+
+
+def test_interval_contains_the_statistic_and_lies_within_the_data():
+    x = np.array([0.1, 0.4, 0.35, 0.2, 0.5])
+    iv = bootstrap_interval(x)
+    assert iv.value == np.median(x) and x.min() <= iv.lo <= iv.value <= iv.hi <= x.max()
+    assert iv.above(0.05) and not iv.above(0.3) and iv.below(0.6) and not iv.below(0.3)
+
+
+def test_constant_values_give_a_point_and_intervals_shrink_with_n():
+    assert bootstrap_interval(np.full(4, 0.3)).lo == bootstrap_interval(np.full(4, 0.3)).hi == 0.3
+    rng = np.random.default_rng(1)
+    widths = [(lambda iv: iv.hi - iv.lo)(bootstrap_interval(rng.normal(size=n), np.mean)) for n in (10, 1000)]
+    assert widths[1] < widths[0] / 5  # ~ 1/sqrt(n): a factor 10 expected
+
+
+def test_coverage_of_the_mean_is_near_its_level():
+    rng = np.random.default_rng(2)
+    samples = [rng.normal(size=30) for _ in range(200)]
+    hits = [(lambda iv: iv.lo < 0 < iv.hi)(bootstrap_interval(s, np.mean, resamples=500, seed=k)) for k, s in enumerate(samples)]
+    assert 0.8 <= np.mean(hits) <= 0.97  # nominal 0.9
+
+
+def test_deterministic_and_censored_values():
+    x = [3.0, np.inf, 5.0, 4.0, np.inf]
+    assert bootstrap_interval(x) == bootstrap_interval(x)
+    assert bootstrap_interval(x).value == 5.0
+
+
+@pytest.mark.parametrize("values, kw, match", [([1.0], {}, "at least 2"), ([1.0, np.nan], {}, "NaN"),
+                                               ([1.0, 2.0], {"level": 1.0}, "level"),
+                                               ([1.0, 2.0], {"resamples": 10}, "resamples")])  # fmt: skip
+def test_bad_inputs(values, kw, match):
+    with pytest.raises(ValueError, match=match):
+        bootstrap_interval(values, **kw)
