@@ -134,7 +134,7 @@ class ClaimRecord:
     criterion: str
     partial_criterion: str
     status: str
-    expected: str
+    expected: str | None
     scale: str
     note: str = ""
     extra: dict = field(default_factory=dict)
@@ -195,7 +195,7 @@ def claim(
     measured: float | bool,
     reproduced: Criterion,
     partial: Criterion | None = None,
-    expect: str | Mapping[str, str] = "reproduced",
+    expect: str | Mapping[str, str | None] = "reproduced",
     source: str | None = None,
     fmt: str = ".3g",
     unit: str = "",
@@ -221,7 +221,8 @@ def claim(
         else ``not at our scale``.
     expect : str or mapping
         The status the chapter expects, or ``{"fast": ..., "full": ...}`` per scale. A mismatch raises
-        :class:`ClaimMismatch` (an ``AssertionError``), which fails the chapter in CI.
+        :class:`ClaimMismatch` (an ``AssertionError``), which fails the chapter in CI. ``None`` for a scale: no
+        status is expected there (a run that has never been made has no expected outcome); it is recorded only.
     source : {"A", "B", "ours"}, optional
         Inferred from the id prefix ``A-`` / ``B-``, otherwise ``"ours"``.
     fmt, unit, measured_text
@@ -261,8 +262,8 @@ def claim(
         if set(expect) != {"fast", "full"}:
             raise ValueError(f"expect mapping needs exactly the keys 'fast' and 'full', got {sorted(expect)}")
         expected = expect[ctx.scale]
-    if expected not in STATUSES:
-        raise ValueError(f"expect must be one of {STATUSES}, got {expected!r}")
+    if expected is not None and expected not in STATUSES:
+        raise ValueError(f"expect must be one of {STATUSES} or None, got {expected!r}")
 
     if reproduced(measured):
         status = "reproduced"
@@ -290,7 +291,7 @@ def claim(
     json.dumps(record.to_json())  # fail early if extra is not JSON-serialisable
     if show:
         _display(record)
-    if status != expected:
+    if expected is not None and status != expected:
         raise ClaimMismatch(
             f"claim {id} ({ctx.chapter}, {ctx.scale} scale): measured {record.measured_text} gives status "
             f"'{status}' (reproduced if {record.criterion}), but the chapter expects '{expected}'"

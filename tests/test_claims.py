@@ -67,6 +67,12 @@ def test_scale_dependent_expectation(book_context):
         lib.claim("A-t7", **claim_kwargs(expect={"fast": "reproduced"}), show=False)
 
 
+def test_no_expectation_records_without_asserting(book_context):
+    for measured in (0.1, 0.99):  # whatever the status, a scale without an expectation only records it
+        rec = lib.claim("A-t8", **claim_kwargs(measured=measured, expect={"fast": None, "full": "reproduced"}), show=False)
+        assert rec.expected is None and rec.status == ("reproduced" if measured > 0.5 else "not at our scale")
+
+
 @pytest.mark.parametrize(
     "kw, exc, match",
     [

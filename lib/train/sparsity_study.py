@@ -48,7 +48,7 @@ class SparsityStudyConfig:
     """
 
     grid: tuple[tuple[int, tuple[int, ...]], ...]
-    seeds: tuple[int, ...] = (0, 1, 2, 3)
+    seeds: tuple[int, ...] = (0, 1, 2)
     steps: int = 600
     map_seed: int = 0
     n_heads: int = 8
@@ -71,9 +71,9 @@ class SparsityStudyConfig:
 
     @classmethod
     def fast(cls, seed_offset: int = 0) -> "SparsityStudyConfig":
-        """The FAST build: S = 16 and 32 at ``d_model`` 32, four seeds, 600 steps."""
-        return cls(grid=((16, (1, 2, 4, 8, 15, 16)), (32, (1, 2, 16, 31, 32))),
-                   seeds=tuple(seed_offset + k for k in range(4)))  # fmt: skip
+        """The FAST build: S = 16 and 32 at ``d_model`` 32, three seeds (the paper's number), 600 steps."""
+        return cls(grid=((16, (1, 2, 8, 15, 16)), (32, (1, 2, 16, 31, 32))),
+                   seeds=tuple(seed_offset + k for k in range(3)))  # fmt: skip
 
     @classmethod
     def paper(cls, seed_offset: int = 0) -> "SparsityStudyConfig":
