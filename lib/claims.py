@@ -39,10 +39,11 @@ __all__ = [
 ]
 
 CLAIM_KEY = "attention_book_claim"
-STATUSES = ("reproduced", "partial", "not at our scale")
+STATUSES = ("reproduced", "partial", "not at our scale", "contradicted")
 SOURCES = ("A", "B", "ours")
-_STATUS_MARK = {"reproduced": "**reproduced**", "partial": "**partial**", "not at our scale": "**not at our scale**"}
-_STATUS_COLOR = {"reproduced": "#2e7d32", "partial": "#ef6c00", "not at our scale": "#c62828"}
+_STATUS_MARK = {"reproduced": "**reproduced**", "partial": "**partial**", "not at our scale": "**not at our scale**",
+                "contradicted": "**contradicted**"}  # fmt: skip
+_STATUS_COLOR = {"reproduced": "#2e7d32", "partial": "#ef6c00", "not at our scale": "#c62828", "contradicted": "#6a1b9a"}
 
 
 # --------------------------------------------------------------------------------------------- criteria
@@ -195,6 +196,7 @@ def claim(
     measured: float | bool,
     reproduced: Criterion,
     partial: Criterion | None = None,
+    contradicted: Criterion | None = None,
     expect: str | Mapping[str, str | None] = "reproduced",
     source: str | None = None,
     fmt: str = ".3g",
@@ -219,6 +221,8 @@ def claim(
     reproduced, partial : Criterion
         The status is ``reproduced`` if ``reproduced(measured)``, else ``partial`` if ``partial(measured)``,
         else ``not at our scale``.
+    contradicted : Criterion, optional
+        Our data say the opposite of the claim: checked first; ``contradicted`` if it holds.
     expect : str or mapping
         The status the chapter expects, or ``{"fast": ..., "full": ...}`` per scale. A mismatch raises
         :class:`ClaimMismatch` (an ``AssertionError``), which fails the chapter in CI. ``None`` for a scale: no
@@ -244,8 +248,9 @@ def claim(
             raise ValueError(f"{name} must be a non-empty string, got {text!r}")
     if not isinstance(reproduced, Criterion):
         raise TypeError(f"reproduced must be a Criterion (between/at_least/at_most/within/is_true), got {reproduced!r}")
-    if partial is not None and not isinstance(partial, Criterion):
-        raise TypeError(f"partial must be a Criterion or None, got {partial!r}")
+    for name, crit in (("partial", partial), ("contradicted", contradicted)):
+        if crit is not None and not isinstance(crit, Criterion):
+            raise TypeError(f"{name} must be a Criterion or None, got {crit!r}")
     if isinstance(measured, bool) != (reproduced.op == "is_true"):
         raise TypeError(f"claim {id}: a boolean measured value goes with is_true() and only with it, got {measured!r}")
     if not isinstance(measured, bool):
@@ -265,7 +270,9 @@ def claim(
     if expected is not None and expected not in STATUSES:
         raise ValueError(f"expect must be one of {STATUSES} or None, got {expected!r}")
 
-    if reproduced(measured):
+    if contradicted is not None and contradicted(measured):
+        status = "contradicted"
+    elif reproduced(measured):
         status = "reproduced"
     elif partial is not None and partial(measured):
         status = "partial"

@@ -67,6 +67,14 @@ def test_scale_dependent_expectation(book_context):
         lib.claim("A-t7", **claim_kwargs(expect={"fast": "reproduced"}), show=False)
 
 
+def test_contradicted_is_checked_first(book_context):
+    rec = lib.claim("B-t9", **claim_kwargs(measured=-0.3, partial=lib.at_least(-1.0), contradicted=lib.at_most(-0.2),
+                                           expect="contradicted"), show=False)  # fmt: skip
+    assert rec.status == "contradicted"
+    assert lib.claim("B-t10", **claim_kwargs(measured=-0.1, partial=lib.at_least(-1.0), contradicted=lib.at_most(-0.2),
+                                             expect="partial"), show=False).status == "partial"  # fmt: skip
+
+
 def test_no_expectation_records_without_asserting(book_context):
     for measured in (0.1, 0.99):  # whatever the status, a scale without an expectation only records it
         rec = lib.claim("A-t8", **claim_kwargs(measured=measured, expect={"fast": None, "full": "reproduced"}), show=False)
