@@ -19,7 +19,7 @@ export BOOK_PROGRESS := 0
 export BOOK_WIDGETS := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test venv unit sync sync-check stage execute ledger html check-html determinism clean
+.PHONY: book test venv unit sync sync-check stage execute ledger accept-ledger html check-html determinism clean
 
 book: venv stage execute ledger html
 	@echo "book: $(HTML)/index.html"
@@ -54,8 +54,13 @@ stage: venv
 execute: venv
 	$(BIN)/python -m pytest -q --nbmake --overwrite -n $(JOBS) --nbmake-timeout=$(NB_TIMEOUT) --durations=0 $(STAGE)/chapters
 
+# The ledger, and every claim's status compared with the committed snapshot data/ledger.json (fails on a change).
 ledger: venv
-	$(BIN)/python tools/bookctl.py ledger $(STAGE)
+	$(BIN)/python tools/bookctl.py ledger $(STAGE) --check data/ledger.json
+
+# After a build whose statuses changed on purpose: rewrite the snapshot (commit the diff with the reason).
+accept-ledger: venv
+	$(BIN)/python tools/bookctl.py ledger $(STAGE) --accept data/ledger.json
 
 # Renders the executed notebooks; warnings are errors (-W -n --keep-going).
 html: venv

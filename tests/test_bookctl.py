@@ -44,9 +44,35 @@ def test_ledger_from_executed_notebooks(tmp_path):
             {"output_type": "display_data", "metadata": {CLAIM_KEY: rec.to_json()}, "data": {"text/plain": "x"}}
         )
         path.write_text(json.dumps(nb))
-    text = bookctl.ledger(out, ROOT)
+    text, records = bookctl.ledger(out, ROOT)
     assert (out / bookctl.LEDGER_FILE).read_text() == text
     assert "`A-demo`" in text and "{doc}`1 </chapters/01_copy_task>`" in text
+    assert len(records) == len(bookctl.chapter_docnames(ROOT))
+
+
+def test_snapshot_accept_then_check(tmp_path):
+    import dataclasses
+
+    import lib
+
+    lib.setup("01_copy_task", fast=True)
+    a = lib.claim("A-one", statement="s", source_value="v", measured=1.0, reproduced=lib.at_least(0.5), show=False)
+    b = lib.claim("B-two", statement="s", source_value="v", measured=0.1, reproduced=lib.at_least(0.5), show=False)
+    snap = tmp_path / "data" / "ledger.json"
+    snap.parent.mkdir()
+    bookctl.accept_snapshot([a, b], "fast", snap, ROOT)
+    assert bookctl.check_snapshot([a, b], "fast", snap) == []
+    assert bookctl.check_snapshot([a], "full", snap) == []  # a scale never accepted has nothing to compare
+    flipped = dataclasses.replace(b, status="reproduced")
+    changes = bookctl.check_snapshot([a, flipped], "fast", snap)
+    assert changes == ["01_copy_task/B-two: 'not at our scale' -> 'reproduced'"]
+    assert any("not recorded" in c for c in bookctl.check_snapshot([a], "fast", snap))
+    c = dataclasses.replace(a, id="A-three")
+    assert any("new claim" in line for line in bookctl.check_snapshot([a, b, c], "fast", snap))
+    manifest = json.loads((snap.parent / "manifest.json").read_text())
+    assert manifest["files"]["ledger.json"]["command"] == bookctl.ACCEPT_COMMAND
+    assert lib.verify_manifest(snap.parent) == []  # the snapshot is committed data like any other
+    assert "missing" in bookctl.check_snapshot([a], "fast", tmp_path / "nowhere.json")[0]
 
 
 def test_new_chapter_from_template(tmp_path):

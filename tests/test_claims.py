@@ -55,7 +55,7 @@ def test_status_follows_the_criteria(book_context):
 
 def test_unexpected_status_fails_loudly(book_context):
     with pytest.raises(ClaimMismatch, match="expects 'reproduced'"):
-        lib.claim("B-t4", **claim_kwargs(measured=0.1), show=False)
+        lib.claim("B-t4", **claim_kwargs(measured=0.1, expect="reproduced"), show=False)
     with pytest.raises(AssertionError):  # ClaimMismatch is an AssertionError: it fails nbmake like an assert
         lib.claim("B-t5", **claim_kwargs(measured=0.99, expect="partial"), show=False)
 

@@ -4,6 +4,8 @@
     python tools/bookctl.py sync [--check]     write each chapter's Colab cell from _config.yml and its paired .ipynb
     python tools/bookctl.py stage [OUT]        copy the book into OUT (default build/book), chapters as notebooks
     python tools/bookctl.py ledger [OUT]       generate OUT/_ledger.md from the executed chapters' claim records
+        [--check SNAPSHOT | --accept SNAPSHOT]  compare every status with the committed snapshot (fail on a change),
+                                                or rewrite the snapshot's entries for this scale
     python tools/bookctl.py new NN_slug TITLE  start a chapter from templates/chapter.md
     python tools/bookctl.py chapters [--first N] [--prefix P] [--suffix S]   list the TOC's chapters
 
@@ -26,6 +28,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP_MARK = "# colab-bootstrap"
 LEDGER_FILE = "_ledger.md"
+SNAPSHOT = ROOT / "data" / "ledger.json"
+ACCEPT_COMMAND = "make accept-ledger"
 STAGED_TOP_LEVEL = ("_config.yml", "_toc.yml")
 
 
@@ -183,7 +187,8 @@ def executed_chapters(out: Path, root: Path = ROOT) -> dict[str, Path]:
     return found
 
 
-def ledger(out: Path, root: Path = ROOT) -> str:
+def ledger(out: Path, root: Path = ROOT):
+    """Write ``out/_ledger.md``; returns its text and the claim records."""
     sys.path.insert(0, str(root))
     from lib.claims import collect_claims, ledger_markdown
 
@@ -191,7 +196,48 @@ def ledger(out: Path, root: Path = ROOT) -> str:
     records = collect_claims(chapters.values())
     text = ledger_markdown(records, {slug: f"/chapters/{slug}" for slug in chapters})
     (out / LEDGER_FILE).write_text(text, encoding="utf-8")
-    return text
+    return text, records
+
+
+def statuses(records) -> dict[str, str]:
+    """``{"<chapter>/<claim id>": status}`` of one build."""
+    return {f"{r.chapter}/{r.id}": r.status for r in records}
+
+
+def snapshot_changes(current: dict[str, str], snapshot: dict[str, str]) -> list[str]:
+    """Every difference between a build's statuses and the snapshot's, one line each (empty: none)."""
+    lines = [f"{k}: {snapshot[k]!r} -> {current[k]!r}" for k in sorted(set(current) & set(snapshot)) if current[k] != snapshot[k]]
+    lines += [f"{k}: new claim ({current[k]!r}), not in the snapshot" for k in sorted(set(current) - set(snapshot))]
+    lines += [f"{k}: in the snapshot ({snapshot[k]!r}) but not recorded by this build" for k in sorted(set(snapshot) - set(current))]
+    return lines
+
+
+def check_snapshot(records, scale: str, path: Path = SNAPSHOT) -> list[str]:
+    """Differences from the committed snapshot at ``scale``; a scale without a snapshot has none to compare."""
+    if not path.exists():
+        return [f"{path} is missing: run `{ACCEPT_COMMAND}` to record the statuses of this build"]
+    saved = json.loads(path.read_text(encoding="utf-8")).get("statuses", {})
+    if scale not in saved:
+        return []
+    return snapshot_changes(statuses(records), saved[scale])
+
+
+def accept_snapshot(records, scale: str, path: Path = SNAPSHOT, root: Path = ROOT) -> None:
+    """Write this build's statuses as the snapshot of ``scale`` (other scales kept) and its manifest entry."""
+    sys.path.insert(0, str(root))
+    from lib.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
+
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.setdefault("statuses", {})[scale] = dict(sorted(statuses(records).items()))
+    data["about"] = ("Claim statuses of the default-seed build, per scale; `make book` and `make test` fail when one "
+                     f"changes. Rewritten by `{ACCEPT_COMMAND}`: commit the diff with the reason for each change.")
+    raw = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+    _atomic_write(path, raw)
+    manifest = _read_manifest(path.parent)
+    manifest["files"][path.name] = {"sha256": _sha256(raw), "size": len(raw), "command": ACCEPT_COMMAND,
+                                    "function": "tools.bookctl.accept_snapshot"}  # fmt: skip
+    manifest["files"] = dict(sorted(manifest["files"].items()))
+    _atomic_write(path.parent / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
 
 
 # ----------------------------------------------------------------------------------------------- new
@@ -216,6 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("stage", "ledger"):
         p = sub.add_parser(name)
         p.add_argument("out", nargs="?", default=str(ROOT / "build" / "book"))
+        if name == "ledger":
+            mode = p.add_mutually_exclusive_group()
+            mode.add_argument("--check", metavar="SNAPSHOT", help="fail if a status differs from this snapshot")
+            mode.add_argument("--accept", metavar="SNAPSHOT", help="rewrite this snapshot with the build's statuses")
     p_list = sub.add_parser("chapters", help="print the chapter docnames of the TOC (first N with --first)")
     p_list.add_argument("--first", type=int, default=None)
     p_list.add_argument("--suffix", default="", help="append this to each docname (e.g. .ipynb)")
@@ -235,8 +285,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"staged {len(chapter_docnames())} chapter(s) into {args.out}")
         return 0
     if args.cmd == "ledger":
-        text = ledger(Path(args.out))
+        text, records = ledger(Path(args.out))
         print(text.splitlines()[0])
+        scales = {r.scale for r in records}
+        if (args.check or args.accept) and len(scales) != 1:
+            raise SystemExit(f"the chapters were executed at more than one scale ({sorted(scales)}): rebuild them")
+        scale = scales.pop() if scales else "fast"
+        if args.accept:
+            accept_snapshot(records, scale, Path(args.accept))
+            print(f"wrote the {scale}-scale statuses of {len(records)} claims to {args.accept}")
+        elif args.check:
+            changes = check_snapshot(records, scale, Path(args.check))
+            if changes:
+                print(f"claim statuses differ from {args.check} ({scale} scale):", *changes, sep="\n  ", file=sys.stderr)
+                print(f"if the change is meant, run `{ACCEPT_COMMAND}` and commit the diff with its reason", file=sys.stderr)
+                return 1
+            print(f"every status matches {args.check} ({scale} scale)")
         return 0
     if args.cmd == "chapters":
         docs = chapter_docnames()[: args.first] if args.first else chapter_docnames()
