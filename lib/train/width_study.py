@@ -18,7 +18,7 @@ shape, one member per seed), every run online with Adam at the same rate:
 Only the held-out loss curves are kept (all tokens and the predictable ones, per evaluation and seed): thresholds
 are applied by the chapter.
 
-Regenerate (about 11 CPU-minutes on one core here) and commit::
+Regenerate (about 19 CPU-minutes on one AVX-512 core) and commit::
 
     python -m lib.train.width_study --publish
 """
