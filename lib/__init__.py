@@ -11,8 +11,8 @@ from .cache import Cache, CacheWarning, cached, default_cache, publish, verify_m
 from .env import DATA_DIR, ROOT, env_flag
 from .claims import (
     CLAIM_KEY,
+    REGISTRY,
     STATUSES,
-    ClaimMismatch,
     ClaimRecord,
     at_least,
     at_most,
@@ -85,7 +85,7 @@ __all__ = [
     "Cache", "CacheWarning", "cached", "default_cache", "publish", "verify_manifest",
     "run_sweep", "SweepResult", "SweepError",
     # claims ledger
-    "CLAIM_KEY", "STATUSES", "ClaimRecord", "ClaimMismatch", "claim", "between", "at_least", "at_most", "within",
+    "CLAIM_KEY", "STATUSES", "REGISTRY", "ClaimRecord", "claim", "between", "at_least", "at_most", "within",
     "is_true", "collect_claims", "ledger_markdown",
     # tasks
     "CopyTask", "sample_tokens", "copy_batch", "pair_counts", "population_counts", "shift_matrix",

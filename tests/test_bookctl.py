@@ -33,7 +33,7 @@ def test_ledger_from_executed_notebooks(tmp_path):
     out = tmp_path / "book"
     bookctl.stage(out, ROOT)
     lib.setup("01_copy_task", fast=True)
-    rec = lib.claim("A-demo", statement="s", source_value="v", measured=1.0, reproduced=lib.at_least(0.5), show=False)
+    rec = lib.claim("A-soft-order", 0.9, control=0.1, show=False, robustness=[])
     for doc in bookctl.chapter_docnames(ROOT):
         path = out / f"{doc}.ipynb"
         nb = json.loads(path.read_text())
@@ -46,7 +46,7 @@ def test_ledger_from_executed_notebooks(tmp_path):
         path.write_text(json.dumps(nb))
     text, records = bookctl.ledger(out, ROOT)
     assert (out / bookctl.LEDGER_FILE).read_text() == text
-    assert "`A-demo`" in text and "{doc}`1 </chapters/01_copy_task>`" in text
+    assert "`A-soft-order`" in text and "{doc}`1 </chapters/01_copy_task>`" in text
     assert len(records) == len(bookctl.chapter_docnames(ROOT))
 
 
@@ -56,8 +56,8 @@ def test_snapshot_accept_then_check(tmp_path):
     import lib
 
     lib.setup("01_copy_task", fast=True)
-    a = lib.claim("A-one", statement="s", source_value="v", measured=1.0, reproduced=lib.at_least(0.5), show=False)
-    b = lib.claim("B-two", statement="s", source_value="v", measured=0.1, reproduced=lib.at_least(0.5), show=False)
+    a = lib.claim("A-soft-order", 0.9, control=0.1, show=False, robustness=[])
+    b = lib.claim("A-soft-300", 900.0, show=False, robustness=[])
     snap = tmp_path / "data" / "ledger.json"
     snap.parent.mkdir()
     bookctl.accept_snapshot([a, b], "fast", snap, ROOT)
@@ -65,9 +65,9 @@ def test_snapshot_accept_then_check(tmp_path):
     assert bookctl.check_snapshot([a], "full", snap) == []  # a scale never accepted has nothing to compare
     flipped = dataclasses.replace(b, status="reproduced")
     changes = bookctl.check_snapshot([a, flipped], "fast", snap)
-    assert changes == ["01_copy_task/B-two: 'not at our scale' -> 'reproduced'"]
+    assert changes == ["01_copy_task/A-soft-300: 'not at our scale' -> 'reproduced'"]
     assert any("not recorded" in c for c in bookctl.check_snapshot([a], "fast", snap))
-    c = dataclasses.replace(a, id="A-three")
+    c = dataclasses.replace(a, id="A-loss")
     assert any("new claim" in line for line in bookctl.check_snapshot([a, b, c], "fast", snap))
     manifest = json.loads((snap.parent / "manifest.json").read_text())
     assert manifest["files"]["ledger.json"]["command"] == bookctl.ACCEPT_COMMAND

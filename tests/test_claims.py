@@ -1,15 +1,30 @@
-"""lib.claims: criteria, statuses, the assert, and the ledger built from notebook outputs."""
+"""lib.claims: the registry, the rules that turn a measurement into a status, and the ledger built from notebooks."""
 
 from __future__ import annotations
 
+import ast
 import json
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import lib
-from lib.claims import CLAIM_KEY, ClaimMismatch, ClaimRecord, collect_claims, ledger_markdown
+from lib.claims import (CLAIM_KEY, REGISTRY, STATUSES, Check, ClaimRecord, Rule, collect_claims, get_check, judge,
+                        ledger_markdown)  # fmt: skip
+
+ROOT = Path(__file__).resolve().parent.parent
+# The ids of shared/reference/claims.md (the claims the book must carry), copied here so a fresh clone can check them.
+REFERENCE_IDS = (
+    "A-post A-red A-soft-order A-soft-scale A-soft-300 A-lin-order A-lin-V2 A-lin-cross A-lin-first A-loss A-adam "
+    "A-sgld A-precursor A-efficiency B-random B-size B-abrupt B-patch B-staircase B-sparsity B-context B-bias B-heads "
+    "B-dhead B-depth B-mixer B-ca-best B-prepre"
+).split()
 
 
+# --------------------------------------------------------------------------------------------- criteria
 def test_criteria():
     assert lib.between(1, 2)(1.5) and not lib.between(1, 2)(2.5)
     assert lib.at_least(3)(3) and not lib.at_least(3)(2.99)
@@ -19,6 +34,14 @@ def test_criteria():
     assert lib.is_true()(True) and not lib.is_true()(False)
     assert not lib.at_least(0)(float("nan"))
     assert "300" in lib.within(300, rel=0.1).describe()
+
+
+def test_criterion_on_an_interval():
+    assert lib.at_least(1).holds_on(1.0, 5.0) and not lib.at_least(1).holds_on(0.9, 5.0)
+    assert lib.at_most(1).holds_on(-np.inf, 1.0) and not lib.at_most(1).holds_on(0.5, 1.1)
+    assert lib.between(0, 1).holds_on(0.2, 0.8) and not lib.between(0, 1).holds_on(0.2, 1.2)
+    with pytest.raises(ValueError, match="qualitative"):
+        lib.is_true().holds_on(0, 1)
 
 
 @pytest.mark.parametrize(
@@ -39,66 +62,148 @@ def test_bad_criteria(make, match):
         make()
 
 
-def claim_kwargs(**kw):
-    base = dict(statement="x grows", source_value="≈1", measured=0.95, reproduced=lib.at_least(0.9))
+# --------------------------------------------------------------------------------------------- the registry
+def test_registry_holds_every_reference_claim_with_reasons():
+    assert set(REFERENCE_IDS) <= set(REGISTRY)
+    for c in REGISTRY.values():
+        assert c.statement.strip() and c.source_value.strip() and c.checks, c.id
+        for k in c.checks:
+            rules = [k.reproduced, k.partial, k.contradicted]
+            assert all(r.why.strip() for r in rules if r is not None), (c.id, k.chapter)
+            assert k.measure.strip(), (c.id, k.chapter)
+
+
+def _chapter_claim_calls():
+    """(chapter slug, claim id, keyword names) of every lib.claim call in the chapters' code cells."""
+    calls = []
+    for md in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md")):
+        text = md.read_text(encoding="utf-8")
+        for cell in text.split("```{code-cell} ipython3")[1:]:
+            code = "\n".join(line for line in cell.split("\n```")[0].split("\n") if not line.startswith((":", "%")))
+            for node in ast.walk(ast.parse(code)):
+                if isinstance(node, ast.Call) and ast.unparse(node.func) == "lib.claim":
+                    calls.append((md.stem, node.args[0].value, {k.arg for k in node.keywords}))
+    return calls
+
+
+def test_chapters_pass_no_criteria_and_only_registered_checks():
+    calls = _chapter_claim_calls()
+    assert len(calls) >= 40
+    allowed = {"control", "samples", "interval", "text", "note", "extra"}
+    for chapter, cid, keywords in calls:
+        assert keywords <= allowed, f"{chapter} {cid} passes {sorted(keywords - allowed)}: criteria live in the registry"
+        get_check(cid, chapter)  # raises when the registry has no such check
+    registered = {(k.chapter, c.id) for c in REGISTRY.values() for k in c.checks}
+    assert registered == {(ch, cid) for ch, cid, _ in calls}, "a registered check no chapter makes, or the reverse"
+
+
+def test_checks_with_a_control_are_called_with_one():
+    for chapter, cid, keywords in _chapter_claim_calls():
+        _, check = get_check(cid, chapter)
+        if check.control and check.kind != "derived":
+            assert "control" in keywords, f"{chapter} {cid}: the registry names a control the chapter does not pass"
+
+
+def test_list_command(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "lib.claims", "list", "--json"], cwd=ROOT, capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    data = json.loads(run.stdout)
+    assert {c["id"] for c in data} == set(REGISTRY)
+    assert all(k["reproduced"]["why"] for c in data for k in c["checks"])
+    text = subprocess.run([sys.executable, "-m", "lib.claims", "list", "--chapter", "01_copy_task"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "A-soft-order" in text and "B-sparsity" not in text and "control:" in text
+
+
+# --------------------------------------------------------------------------------------------- the rules
+def check(kind="trained", control="the effect removed", **kw):
+    base = dict(chapter="99_test_chapter", kind=kind, measure="m", reproduced=Rule(lib.at_least(0.9), "paper: 1"),
+                partial=Rule(lib.at_least(0.5), "half"), control=control)  # fmt: skip
     base.update(kw)
-    return base
+    return Check(**base)
 
 
-def test_status_follows_the_criteria(book_context):
-    assert lib.claim("A-t1", **claim_kwargs(), show=False).status == "reproduced"
-    rec = lib.claim("A-t2", **claim_kwargs(measured=0.6, partial=lib.at_least(0.5), expect="partial"), show=False)
-    assert rec.status == "partial" and rec.source == "A" and rec.chapter == "99_test_chapter"
-    rec = lib.claim("t3", **claim_kwargs(measured=0.1, expect="not at our scale"), show=False)
-    assert rec.status == "not at our scale" and rec.source == "ours"
+def test_reproduced_needs_interval_control_and_robustness():
+    c = check()
+    assert judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust=(3, 3)) == ("reproduced", "reproduced", [])
+    status, raw, unmet = judge(c, 0.95, control=0.1, interval=None, robust=(3, 3))
+    assert (status, raw) == ("partial", "partial") and unmet == ["no interval over seeds or prompts"]
+    assert "not wholly" in judge(c, 0.95, control=0.1, interval=(0.8, 0.99), robust=(3, 3))[2][0]
+    assert judge(c, 0.95, control=None, interval=(0.91, 0.99), robust=(3, 3))[2] == ["the control was not measured"]
+    assert judge(c, 0.95, control=0.92, interval=(0.91, 0.99), robust=(3, 3))[2] == ["the control passes the criterion too"]
+    assert judge(check(control=""), 0.95, control=0.1, interval=(0.91, 0.99), robust=(3, 3))[2] == ["no negative control designed"]
+    status, raw, unmet = judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust=None)
+    assert (status, raw) == ("partial", "reproduced") and "robustness" in unmet[0]
+    status, raw, unmet = judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust=(2, 3))
+    assert (status, raw) == ("partial", "reproduced") and unmet == ["fragile: the status held in 2 of 3 robustness runs"]
 
 
-def test_unexpected_status_fails_loudly(book_context):
-    with pytest.raises(ClaimMismatch, match="expects 'reproduced'"):
-        lib.claim("B-t4", **claim_kwargs(measured=0.1, expect="reproduced"), show=False)
-    with pytest.raises(AssertionError):  # ClaimMismatch is an AssertionError: it fails nbmake like an assert
-        lib.claim("B-t5", **claim_kwargs(measured=0.99, expect="partial"), show=False)
+def test_partial_contradicted_derived_and_not_run():
+    c = check(contradicted=Rule(lib.at_most(-0.5), "the opposite"))
+    assert judge(c, 0.6)[0] == "partial"
+    assert judge(c, 0.6, interval=(0.4, 0.7))[0] == "not at our scale"  # with an interval, all of it must pass
+    assert judge(c, 0.1)[0] == "not at our scale"
+    assert judge(c, -0.6)[0] == "contradicted"
+    assert judge(c, None)[0] == "not run"
+    d = check(kind="derived", control="")
+    assert judge(d, 0.95)[:2] == ("derived", "derived") and judge(d, 0.95)[2] == []  # never counted as reproduced
+    assert judge(d, 0.6)[0] == "partial" and judge(d, 0.1)[0] == "not at our scale"
 
 
-def test_scale_dependent_expectation(book_context):
-    rec = lib.claim("A-t6", **claim_kwargs(measured=0.6, partial=lib.at_least(0.5), expect={"fast": "partial", "full": "reproduced"}), show=False)
-    assert rec.expected == "partial" and rec.scale == "fast"
-    with pytest.raises(ValueError, match="fast"):
-        lib.claim("A-t7", **claim_kwargs(expect={"fast": "reproduced"}), show=False)
+def test_a_qualitative_claim_has_no_interval_requirement():
+    q = check(reproduced=Rule(lib.is_true("holds"), "paper"), partial=None)
+    assert judge(q, True, control=False, robust=(3, 3))[0] == "reproduced"
+    assert judge(q, True, control=True, robust=(3, 3))[2] == ["the control passes the criterion too"]
+    assert judge(q, False)[0] == "not at our scale"
 
 
-def test_contradicted_is_checked_first(book_context):
-    rec = lib.claim("B-t9", **claim_kwargs(measured=-0.3, partial=lib.at_least(-1.0), contradicted=lib.at_most(-0.2),
-                                           expect="contradicted"), show=False)  # fmt: skip
-    assert rec.status == "contradicted"
-    assert lib.claim("B-t10", **claim_kwargs(measured=-0.1, partial=lib.at_least(-1.0), contradicted=lib.at_most(-0.2),
-                                             expect="partial"), show=False).status == "partial"  # fmt: skip
+# --------------------------------------------------------------------------------------------- lib.claim
+@pytest.fixture
+def chapter1():
+    return lib.setup("01_copy_task", fast=True)
 
 
-def test_no_expectation_records_without_asserting(book_context):
-    for measured in (0.1, 0.99):  # whatever the status, a scale without an expectation only records it
-        rec = lib.claim("A-t8", **claim_kwargs(measured=measured, expect={"fast": None, "full": "reproduced"}), show=False)
-        assert rec.expected is None and rec.status == ("reproduced" if measured > 0.5 else "not at our scale")
+def test_claim_reads_everything_from_the_registry(chapter1):
+    kept = [{"label": "seed 1", "statuses": {"01_copy_task/A-soft-order": "partial"}}]
+    rec = lib.claim("A-soft-order", 0.9, control=0.1, show=False, robustness=kept)
+    claim_, check_ = get_check("A-soft-order", "01_copy_task")
+    assert rec.statement == claim_.statement and rec.criterion == check_.reproduced.criterion.describe()
+    assert rec.why == check_.reproduced.why and rec.kind == "trained" and rec.control_case == check_.control
+    assert rec.status == "partial" and rec.unmet == ["no interval over seeds or prompts"]  # one training set per P
+    assert rec.extra["robust"] == [1, 1] and rec.extra["control_passes"] is False
+    assert "none" not in rec.control_text() and "fails" in rec.control_text()
+
+
+def test_samples_give_the_bootstrap_interval(book_context):
+    lib.setup("05_language_models", fast=True)
+    x = np.array([0.5, 0.6, 0.7, 0.4, 0.55])
+    rec = lib.claim("B-abrupt", None, samples=x, control=0.05, show=False, robustness=[])
+    expected = lib.bootstrap_interval(x)
+    assert rec.measured == pytest.approx(np.median(x))
+    assert (rec.interval["lo"], rec.interval["hi"]) == (expected.lo, expected.hi)
+    assert rec.status == "partial" and rec.raw_status == "reproduced"  # all but the robustness runs
+    rec = lib.claim("B-abrupt", 0.6, samples=x, control=0.5, show=False, robustness=[])
+    assert "the control passes the criterion too" in rec.unmet
 
 
 @pytest.mark.parametrize(
-    "kw, exc, match",
+    "args, kw, exc, match",
     [
-        (dict(measured=True), TypeError, "boolean"),
-        (dict(measured=0.5, reproduced=lib.is_true()), TypeError, "boolean"),
-        (dict(measured="0.5"), TypeError, "number"),
-        (dict(reproduced=0.9), TypeError, "Criterion"),
-        (dict(partial="x"), TypeError, "partial"),
-        (dict(statement=""), ValueError, "statement"),
-        (dict(source_value="  "), ValueError, "source_value"),
-        (dict(expect="maybe"), ValueError, "expect"),
-        (dict(source="C"), ValueError, "source"),
-        (dict(extra={"f": object()}), TypeError, "serializable"),
+        (("A-nope", 1.0), {}, KeyError, "not in the registry"),
+        (("B-sparsity", 1.0), {}, KeyError, "no check registered for chapter"),
+        (("A-soft-order", True), {}, TypeError, "number"),
+        (("A-soft-order", "0.5"), {}, TypeError, "number"),
+        (("A-loss", 0.5), {}, TypeError, "bool"),
+        (("A-soft-order", float("nan")), {}, ValueError, "NaN"),
+        (("A-soft-order", 0.5), {"samples": [0.1, 0.2], "interval": lib.bootstrap_interval([0.1, 0.2])}, ValueError,
+         "not both"),
+        (("A-soft-order", 0.5), {"interval": (0.1, 0.2)}, TypeError, "Interval"),
+        (("A-soft-order", 0.5), {"extra": {"f": object()}}, TypeError, "serializable"),
     ],
 )
-def test_bad_claims(book_context, kw, exc, match):
+def test_bad_claims(chapter1, args, kw, exc, match):
     with pytest.raises(exc, match=match):
-        lib.claim("A-bad", **claim_kwargs(**kw), show=False)
+        lib.claim(*args, show=False, robustness=[], **kw)
 
 
 def test_claim_needs_setup(monkeypatch):
@@ -106,41 +211,51 @@ def test_claim_needs_setup(monkeypatch):
 
     monkeypatch.setattr(lib.book, "_CONTEXT", None)
     with pytest.raises(RuntimeError, match="setup"):
-        lib.claim("A-x", **claim_kwargs(), show=False)
+        lib.claim("A-soft-order", 0.9, show=False)
 
 
+# --------------------------------------------------------------------------------------------- the ledger
 def fake_notebook(tmp_path, name, records):
-    outputs = [{"output_type": "display_data", "metadata": {CLAIM_KEY: r.to_json()}, "data": {"text/plain": str(r)}} for r in records]
-    nb = {"cells": [{"cell_type": "code", "execution_count": 1, "source": "", "metadata": {}, "outputs": outputs}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    outputs = [{"output_type": "display_data", "metadata": {CLAIM_KEY: r.to_json()}, "data": {"text/plain": str(r)}}
+               for r in records]  # fmt: skip
+    nb = {"cells": [{"cell_type": "code", "execution_count": 1, "source": "", "metadata": {}, "outputs": outputs}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
     path = tmp_path / f"{name}.ipynb"
     path.write_text(json.dumps(nb))
     return path
 
 
-def test_ledger_is_built_from_notebook_outputs(book_context, tmp_path):
-    r1 = lib.claim("B-z", **claim_kwargs(statement="a | b"), show=False)
-    r2 = lib.claim("A-a", **claim_kwargs(), show=False)
-    path = fake_notebook(tmp_path, "ch", [r1, r2])
+def test_ledger_is_built_from_notebook_outputs(tmp_path):
+    lib.setup("01_copy_task", fast=True)
+    r1 = lib.claim("A-soft-order", 0.9, control=0.1, show=False, robustness=[])
+    r2 = lib.claim("A-loss", True, control=False, show=False, robustness=[])
+    lib.setup("03_linear_vs_softmax", fast=True)
+    r3 = lib.claim("A-lin-V2", 2.01, show=False, robustness=[])
+    path = fake_notebook(tmp_path, "ch", [r1, r2, r3])
     got = collect_claims([path])
-    assert got == [r1, r2]
-    text = ledger_markdown(got, {"99_test_chapter": "/chapters/99_test_chapter"})
+    assert got == [r1, r2, r3]
+    text = ledger_markdown(got, {"01_copy_task": "/chapters/01_copy_task"})
+    assert text.startswith("**2 checks of the papers' claims: 0 reproduced · 2 partial")
+    assert "1 derived" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert [row.split("|")[1].split()[0] for row in rows] == ["`A-a`", "`B-z`"]  # paper A first
-    assert "a \\| b" in text  # table-safe
-    assert "{doc}`99 </chapters/99_test_chapter>`" in text
-    assert "2 claim checks" in text
+    assert [row.split("|")[1].split()[0] for row in rows] == ["`A-lin-V2`", "`A-loss`", "`A-soft-order`"]
+    assert "{doc}`1 </chapters/01_copy_task>`" in text
+    assert "lacks: no interval" in text and "0.1 (fails)" in text
     assert ClaimRecord.from_json(json.loads(json.dumps(r1.to_json()))) == r1
 
 
-def test_ledger_rejects_duplicates_and_handles_empty(book_context, tmp_path):
-    r = lib.claim("A-dup", **claim_kwargs(), show=False)
+def test_ledger_rejects_duplicates_and_handles_empty(tmp_path):
+    lib.setup("01_copy_task", fast=True)
+    r = lib.claim("A-soft-order", 0.9, show=False, robustness=[])
     with pytest.raises(ValueError, match="twice"):
         collect_claims([fake_notebook(tmp_path, "dup", [r, r])])
     assert "No claims" in ledger_markdown([])
 
 
-def test_claim_display_bundle(book_context):
-    r = lib.claim("A-show", **claim_kwargs(note="our choice"), show=False)
+def test_claim_display_bundle(chapter1):
+    r = lib.claim("A-soft-300", 310.0, note="our note", show=False, robustness=[])
     data, metadata = r._bundle()
     assert set(data) == {"text/plain", "text/html"} and metadata == {CLAIM_KEY: r.to_json()}
-    assert "reproduced" in data["text/html"] and "our choice" in data["text/html"]
+    assert "partial" in data["text/html"] and "our note" in data["text/html"]
+    assert "Chosen to match the paper" in data["text/html"]  # L=32, V=8 were picked for this number
+    assert set(STATUSES) >= {r.status}

@@ -1,0 +1,52 @@
+"""``python -m lib.claims list [--json] [--chapter SLUG]``: print the registry of claims."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .registry import REGISTRY
+
+
+def _text(claims) -> str:
+    out = []
+    for c in claims:
+        out.append(f"{c.id}  (paper {c.source})  {c.statement}")
+        out.append(f"    source: {c.source_value}")
+        if c.choice:
+            out.append(f"    chosen to match the paper: {c.choice}")
+        for k in c.checks:
+            out.append(f"  - {k.chapter} [{k.kind}] {k.measure}")
+            out.append(f"      reproduced if {k.reproduced.criterion.describe()}: {k.reproduced.why}")
+            for name in ("partial", "contradicted"):
+                rule = getattr(k, name)
+                if rule is not None:
+                    out.append(f"      {name} if {rule.criterion.describe()}: {rule.why}")
+            if k.kind != "derived":
+                out.append(f"      control: {k.control or 'none designed yet'}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lib.claims", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("list", help="print the registry")
+    p.add_argument("--json", action="store_true", help="as JSON (one object per claim)")
+    p.add_argument("--chapter", default=None, help="only the checks of this chapter slug")
+    args = parser.parse_args(argv)
+    claims = list(REGISTRY.values())
+    if args.chapter:
+        claims = [c for c in claims if any(k.chapter == args.chapter for k in c.checks)]
+        if not claims:
+            raise SystemExit(f"no claim has a check in chapter {args.chapter!r}")
+    if args.json:
+        json.dump([c.to_json() for c in claims], sys.stdout, indent=2, ensure_ascii=False)
+        print()
+    else:
+        print(_text(claims))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

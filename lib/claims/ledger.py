@@ -1,0 +1,84 @@
+"""The claims ledger, built from executed notebooks (never typed by hand): counts per status first, one row per check."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from .record import CLAIM_KEY, COUNTED, STATUSES, ClaimRecord
+
+__all__ = ["collect_claims", "ledger_markdown", "status_counts"]
+
+SOURCES = ("A", "B", "ours")
+_MARK = {s: f"**{s}**" for s in STATUSES}
+
+
+def collect_claims(notebooks: Iterable[str | Path]) -> list[ClaimRecord]:
+    """Read every claim record embedded in the output metadata of executed notebooks (``.ipynb``).
+
+    Raises
+    ------
+    ValueError
+        If one chapter records the same claim id twice.
+    """
+    records: list[ClaimRecord] = []
+    for path in notebooks:
+        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+        seen: set[str] = set()
+        for cell in nb.get("cells", []):
+            for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+                payload = out.get("metadata", {}).get(CLAIM_KEY)
+                if payload is None:
+                    continue
+                rec = ClaimRecord.from_json(payload)
+                if rec.id in seen:
+                    raise ValueError(f"{path}: claim {rec.id} is recorded twice")
+                seen.add(rec.id)
+                records.append(rec)
+    return records
+
+
+def status_counts(records: Iterable[ClaimRecord]) -> dict[str, int]:
+    """Number of checks per status, in the order of :data:`STATUSES`."""
+    records = list(records)
+    return {s: sum(r.status == s for r in records) for s in STATUSES}
+
+
+def _cell(text: str) -> str:
+    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str, str] | None = None) -> str:
+    """The ledger as MyST markdown: the count per status, then a table with one row per (claim, chapter).
+
+    Each row: the claim, the source's value, ours with its interval, the control's value, the criterion (with its
+    reason a hover away), the status and what a *reproduced* still lacks. ``chapter_titles`` maps a chapter slug to
+    its docname for a cross-reference.
+    """
+    records = sorted(records, key=lambda r: (SOURCES.index(r.source), r.id, r.chapter))
+    if not records:
+        return "*No claims have been recorded yet.*\n"
+    counts = status_counts(records)
+    scales = ", ".join(sorted({r.scale for r in records}))
+    papers = sum(counts[s] for s in COUNTED)
+    lines = [
+        f"**{papers} checks of the papers' claims: " + " · ".join(f"{counts[s]} {s}" for s in COUNTED) + "**; "
+        f"{counts['derived']} derived (our own theory checked against itself, not a reproduction); "
+        f"{counts['not run']} not run ({scales} scale).",
+        "",
+        "| claim | the source says | ours [90 % interval] | control | reproduced if | status | ch. |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        chapter = r.chapter
+        if chapter_titles and r.chapter in chapter_titles:
+            chapter = f"{{doc}}`{r.chapter[:2].lstrip('0')} <{chapter_titles[r.chapter]}>`"
+        ours = _cell(r.measured_text) + (f" {_cell(r.interval_text())}" if r.interval else "")
+        control = "—" if r.kind == "derived" else _cell(r.control_text())
+        status = _MARK[r.status] + (f"<br><small>lacks: {_cell('; '.join(r.unmet))}</small>" if r.unmet else "")
+        cells = [f"`{r.id}` {_cell(r.statement)}", _cell(r.source_value), ours, control,
+                 f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>', status, chapter]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,314 @@
+"""A claim checked in a chapter: the measured value, its interval and control, judged by the registry's rules.
+
+A chapter calls :func:`claim` with the claim's id and what it measured; everything else (statement, criteria and
+their reasons, what the control is) comes from the registry (:mod:`lib.claims.registry`), fixed before the run.
+
+**Statuses.** For a check on the book's own theory (*derived*): ``derived`` when the reproduced criterion holds
+(shown, never counted as a reproduction). For a check on trained or sampled models, in this order:
+
+1. ``contradicted`` if the contradicted criterion holds;
+2. ``reproduced`` if the reproduced criterion holds **and** every one of these does: the 90 % bootstrap interval
+   over seeds or prompts lies wholly past the threshold; the negative control was measured and fails the same
+   criterion; the status was the same in every robustness run (``data/robustness.json``: other seed offsets and
+   CPU kernels). Each requirement that is not met is listed in the record (``unmet``) and the status is ``partial``;
+3. ``partial`` if the partial criterion holds (on the whole interval, when there is one); otherwise
+   ``not at our scale``.
+
+A value of ``None`` is a run that has not been made (paper scale, the hub): ``not run``.
+
+The chapter shows the claim (HTML box) and embeds a JSON record in that output's metadata, under :data:`CLAIM_KEY`,
+from which the ledger is built. What guards the statuses is the committed snapshot ``data/ledger.json``
+(``tools/bookctl.py ledger --check``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from .registry import Check, Claim, get_check
+
+__all__ = ["CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "claim", "judge", "robustness_runs"]
+
+CLAIM_KEY = "attention_book_claim"
+STATUSES = ("reproduced", "partial", "not at our scale", "contradicted", "derived", "not run")
+COUNTED = ("reproduced", "partial", "not at our scale", "contradicted")  # statuses about the papers' claims
+STATUS_COLOR = {"reproduced": "#2e7d32", "partial": "#ef6c00", "not at our scale": "#c62828",
+                "contradicted": "#6a1b9a", "derived": "#455a64", "not run": "#757575"}  # fmt: skip
+ROBUSTNESS_FILE = "robustness.json"
+
+
+# --------------------------------------------------------------------------------------------- robustness runs
+def robustness_runs(path: str | Path | None = None) -> list[dict]:
+    """The committed robustness runs (``data/robustness.json``): ``[{"label", "statuses": {key: status}}]``.
+
+    Each run executed every chapter at another seed offset (``BOOK_SEED``) or CPU kernel
+    (``ATEN_CPU_CAPABILITY``) and recorded the status each claim had *before* this requirement was applied.
+    An absent file means no such run exists yet.
+    """
+    if path is None:
+        from ..env import DATA_DIR
+
+        path = Path(DATA_DIR) / ROBUSTNESS_FILE
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    runs = data.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) and "statuses" in r for r in runs):
+        raise ValueError(f"{path}: 'runs' must be a list of {{'label', 'statuses'}} objects")
+    return runs
+
+
+# --------------------------------------------------------------------------------------------- judging
+def _as_value(name: str, x, boolean: bool):
+    if x is None:
+        return None
+    if boolean:
+        if not isinstance(x, (bool, np.bool_)):
+            raise TypeError(f"{name}: a qualitative (is_true) claim takes a bool, got {type(x).__name__}")
+        return bool(x)
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(x).__name__} {x!r}")
+    return float(x)
+
+
+def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int, int] | None = None
+          ) -> tuple[str, str, list[str]]:  # fmt: skip
+    """``(status, status before the robustness requirement, unmet requirements)`` of one check (module docstring).
+
+    ``interval`` is ``(lo, hi)`` or ``None``; ``robust`` is ``(runs that kept the status, runs)`` or ``None``
+    when no robustness run has recorded this check.
+    """
+    if value is None:
+        return "not run", "not run", []
+    rep, part, contra = check.reproduced.criterion, check.partial, check.contradicted
+    if check.kind == "derived":
+        if rep(value):
+            return "derived", "derived", []
+        status = "partial" if part is not None and part.criterion(value) else "not at our scale"
+        return status, status, []
+    if contra is not None and contra.criterion(value):
+        return "contradicted", "contradicted", []
+    if not rep(value):
+        ok = part is not None and part.criterion(value)
+        if ok and interval is not None and part.criterion.op != "is_true":
+            ok = part.criterion.holds_on(*interval)  # with an interval, partial needs all of it past the bound too
+        status = "partial" if ok else "not at our scale"
+        return status, status, []
+    unmet = []
+    if rep.op != "is_true":
+        if interval is None:
+            unmet.append("no interval over seeds or prompts")
+        elif not rep.holds_on(*interval):
+            unmet.append("the interval is not wholly past the threshold")
+    if not check.control:
+        unmet.append("no negative control designed")
+    elif control is None:
+        unmet.append("the control was not measured")
+    elif rep(control):
+        unmet.append("the control passes the criterion too")
+    raw = "partial" if unmet else "reproduced"
+    if robust is None:
+        unmet.append("no robustness runs (other seeds, CPU kernels)")
+    elif robust[0] < robust[1]:
+        unmet.append(f"fragile: the status held in {robust[0]} of {robust[1]} robustness runs")
+    return ("partial" if unmet else "reproduced"), raw, unmet
+
+
+# --------------------------------------------------------------------------------------------- records
+@dataclass(frozen=True)
+class ClaimRecord:
+    """One claim as checked in one chapter run (JSON-serialisable; the ledger's row)."""
+
+    id: str
+    source: str  # "A", "B" or "ours"
+    chapter: str
+    kind: str
+    statement: str
+    source_value: str
+    measure: str
+    measured: float | bool | None
+    measured_text: str
+    interval: dict | None
+    control_case: str
+    control: float | bool | None
+    criterion: str
+    why: str
+    partial_criterion: str
+    status: str
+    raw_status: str
+    unmet: list
+    scale: str
+    choice: str = ""
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "ClaimRecord":
+        return cls(**dict(data))
+
+    @property
+    def key(self) -> str:
+        return f"{self.chapter}/{self.id}"
+
+    def interval_text(self) -> str:
+        i = self.interval
+        return "" if i is None else f"[{i['lo']:.3g}, {i['hi']:.3g}] ({100 * i['level']:.0f} %, n = {i['n']})"
+
+    def control_text(self) -> str:
+        if not self.control_case:
+            return "none designed"
+        if self.control is None:
+            return "not measured"
+        value = ("yes" if self.control else "no") if isinstance(self.control, bool) else f"{self.control:.3g}"
+        return f"{value} ({'passes' if self.extra.get('control_passes') else 'fails'})"
+
+    # display -------------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        lines = [f"[{self.id}] {self.statement}", f"  source: {self.source_value}",
+                 f"  measured ({self.kind}): {self.measured_text} {self.interval_text()}".rstrip(),
+                 f"  control: {self.control_case or 'none designed'} -> {self.control_text()}",
+                 f"  reproduced if {self.criterion} ({self.why}) -> {self.status}"]  # fmt: skip
+        lines += [f"  unmet: {u}" for u in self.unmet]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        color = STATUS_COLOR[self.status]
+        partial = f"; partial if {e(self.partial_criterion)}" if self.partial_criterion else ""
+        interval = f" &nbsp;90 % interval {e(self.interval_text())}" if self.interval else ""
+        control = (f"<br><strong>Control:</strong> {e(self.control_case)} → {e(self.control_text())}"
+                   if self.control_case else "<br><strong>Control:</strong> none designed yet")  # fmt: skip
+        if self.kind == "derived":
+            control = ""
+        unmet = f"<br><em>Not yet shown: {e('; '.join(self.unmet))}.</em>" if self.unmet else ""
+        choice = f"<br><em>Chosen to match the paper: {e(self.choice)}.</em>" if self.choice else ""
+        note = f"<br><em>{e(self.note)}</em>" if self.note else ""
+        return (
+            f'<div class="claim-box" style="border-left:4px solid {color};padding:0.4em 0.8em;margin:0.5em 0;'
+            f'background:rgba(127,127,127,0.06)">'
+            f"<strong>Claim {e(self.id)}</strong> (paper {e(self.source)}): {e(self.statement)}<br>"
+            f"<strong>Source:</strong> {e(self.source_value)}<br>"
+            f"<strong>Measured here</strong> ({e(self.kind)}, {e(self.scale)} scale): {e(self.measured_text)}{interval}"
+            f"{control}<br>"
+            f"<strong>Criterion:</strong> reproduced if {e(self.criterion)} ({e(self.why)}){partial} &nbsp;→&nbsp; "
+            f'<strong style="color:{color}">{e(self.status)}</strong>{unmet}{choice}{note}</div>'
+        )
+
+    def _ipython_display_(self) -> None:
+        """Show nothing when the record is a cell's value: :func:`claim` has displayed it already."""
+
+    def _bundle(self) -> tuple[dict, dict]:
+        """The display data and the output metadata that carries the record."""
+        return {"text/plain": str(self), "text/html": self._repr_html_()}, {CLAIM_KEY: self.to_json()}
+
+
+def _format(value, fmt: str, unit: str) -> str:
+    if value is None:
+        return "not run"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{format(int(value) if fmt == 'd' else value, fmt)} {unit}".strip()
+
+
+def claim(id: str, value, *, control=None, samples=None, interval=None, text: str | None = None, note: str = "",
+          extra: Mapping | None = None, show: bool = True, robustness: list[dict] | None = None) -> ClaimRecord:  # fmt: skip
+    """Check the registered claim ``id`` in the current chapter with the measured ``value``; show and record it.
+
+    Parameters
+    ----------
+    id : str
+        A claim id of the registry, with a check registered for this chapter.
+    value : float, bool or None
+        The measurement the registry's check names (a bool for a qualitative claim). ``None``: not run. With
+        ``samples`` and no ``value``, the check's statistic of the samples.
+    control : float or bool, optional
+        The same measurement on the check's negative control.
+    samples : array-like, optional
+        The per-seed (or per-prompt) values; their 90 % percentile-bootstrap interval of the check's statistic
+        (:func:`lib.stats.bootstrap_interval`) is recorded and must lie wholly past the threshold.
+    interval : lib.stats.Interval, optional
+        An interval computed by the chapter's study instead of ``samples``.
+    text : str, optional
+        How the measured value is shown (default: the number in the check's format).
+    note : str
+        One line of context shown under the claim.
+    extra : mapping, optional
+        JSON-serialisable details kept in the record.
+    show : bool
+        Display the claim box (and embed the ledger record) in the notebook output.
+    robustness : list of dict, optional
+        Robustness runs to judge by (default: ``data/robustness.json``).
+    """
+    from .. import book
+    from ..stats import Interval, bootstrap_interval
+
+    ctx = book.context()
+    reg, check = get_check(id, ctx.chapter)
+    boolean = check.reproduced.criterion.op == "is_true"
+    if samples is not None and interval is not None:
+        raise ValueError(f"claim {id}: give samples= or interval=, not both")
+    if samples is not None:
+        if boolean:
+            raise ValueError(f"claim {id}: a qualitative claim has no samples")
+        stat = np.median if check.statistic == "median" else np.mean
+        interval = bootstrap_interval(np.asarray(samples, dtype=float), stat)
+        if value is None:
+            value = interval.value
+    if interval is not None and not isinstance(interval, Interval):
+        raise TypeError(f"claim {id}: interval must be a lib.stats.Interval, got {type(interval).__name__}")
+    value = _as_value(f"claim {id}: value", value, boolean)
+    control = _as_value(f"claim {id}: control", control, boolean)
+    if isinstance(value, float) and math.isnan(value):
+        raise ValueError(f"claim {id}: the measured value is NaN")
+
+    runs = robustness_runs() if robustness is None else robustness
+    key = f"{ctx.chapter}/{id}"
+    seen = [r["statuses"][key] for r in runs if key in r.get("statuses", {})]
+    bounds = None if interval is None else (interval.lo, interval.hi)
+    _, raw, _ = judge(check, value, control=control, interval=bounds, robust=(1, 1))
+    robust = (sum(s == raw for s in seen), len(seen)) if seen else None
+    status, raw, unmet = judge(check, value, control=control, interval=bounds, robust=robust)
+    details = dict(extra or {})
+    if control is not None:
+        details["control_passes"] = bool(check.reproduced.criterion(control))
+    if robust is not None:
+        details["robust"] = list(robust)
+    record = ClaimRecord(
+        id=id, source=reg.source, chapter=ctx.chapter, kind=check.kind, statement=reg.statement,
+        source_value=reg.source_value, measure=check.measure, measured=value,
+        measured_text=text if text is not None else _format(value, check.fmt, check.unit),
+        interval=None if interval is None else {"value": interval.value, "lo": interval.lo, "hi": interval.hi,
+                                                "level": interval.level, "n": interval.n},
+        control_case=check.control, control=control, criterion=check.reproduced.criterion.describe(),
+        why=check.reproduced.why, partial_criterion=check.partial.criterion.describe() if check.partial else "",
+        status=status, raw_status=raw, unmet=unmet, scale=ctx.scale, choice=reg.choice, note=note, extra=details,
+    )  # fmt: skip
+    json.dumps(record.to_json())  # fail early if extra is not JSON-serialisable
+    if show:
+        _display(record)
+    return record
+
+
+def _display(record: ClaimRecord) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        print(record)
+        return
+    if get_ipython() is None:
+        print(record)
+        return
+    data, metadata = record._bundle()
+    display(data, raw=True, metadata=metadata)
