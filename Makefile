@@ -19,7 +19,7 @@ export BOOK_PROGRESS := 0
 export BOOK_WIDGETS := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test venv unit sync sync-check stage execute ledger accept-ledger html check-html determinism clean
+.PHONY: book test venv unit sync sync-check stage execute ledger accept-ledger html check-html determinism robustness clean
 
 book: venv stage execute ledger html
 	@echo "book: $(HTML)/index.html"
@@ -61,6 +61,20 @@ ledger: venv
 # After a build whose statuses changed on purpose: rewrite the snapshot (commit the diff with the reason).
 accept-ledger: venv
 	$(BIN)/python tools/bookctl.py ledger $(STAGE) --accept data/ledger.json
+
+# Not part of CI (about an hour on 2 cores): every FAST chapter at two other seed offsets and with torch's portable CPU
+# kernels, each in its own stage and results cache; records each claim's status per run in data/robustness.json
+# (commit it). A claim whose status changes in any run is fragile and cannot be reproduced.
+ROBUST_RUNS ?= BOOK_SEED=1 BOOK_SEED=2 ATEN_CPU_CAPABILITY=default
+robustness: venv
+	@for run in $(ROBUST_RUNS); do \
+	  name=$$(echo $$run | tr '=' '-'); dir=build/robust/$$name; \
+	  echo "robustness run $$run -> $$dir"; \
+	  $(BIN)/python tools/bookctl.py stage $$dir >/dev/null || exit 1; \
+	  env $$run BOOK_CACHE_DIR=build/robust/cache-$$name $(BIN)/python -m pytest -q --nbmake --overwrite -n $(JOBS) \
+	    --nbmake-timeout=$(NB_TIMEOUT) $$dir/chapters; \
+	  $(BIN)/python tools/bookctl.py robustness $$dir --label "$$run" || exit 1; \
+	done
 
 # Renders the executed notebooks; warnings are errors (-W -n --keep-going).
 html: venv

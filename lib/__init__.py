@@ -26,6 +26,7 @@ from .claims import (
 from .models import GPT, CopyHead, GPTConfig, HookPoint, attention, capture
 from .plots import attention_heatmap, legend_for_runs, mark_interval, plot_sweep
 from .progress import progress
+from .seeds import reseed, seed, seed_offset, seeds
 from .sweep import SweepError, SweepResult, run_sweep
 from .tasks import (
     AutomatonTask,
@@ -81,6 +82,7 @@ from .train import (
 __all__ = [
     # book glue
     "ROOT", "DATA_DIR", "FAST", "BookContext", "setup", "context", "env_flag", "glue", "finish", "progress",
+    "seed", "seeds", "reseed", "seed_offset",
     # results cache and sweeps
     "Cache", "CacheWarning", "cached", "default_cache", "publish", "verify_manifest",
     "run_sweep", "SweepResult", "SweepError",

@@ -75,7 +75,9 @@ class BookContext:
     fast : bool
         CI scale (True) or paper scale (False).
     seed : int
-        The global seed set for ``random``, ``numpy`` and ``torch``.
+        The global seed set for ``random``, ``numpy`` and ``torch`` (after the ``BOOK_SEED`` offset).
+    seed_offset : int
+        ``BOOK_SEED``: every chapter seed is moved by ``100000 * seed_offset`` (:mod:`lib.seeds`).
     device : torch.device
         CUDA at paper scale when a GPU is present, CPU otherwise.
     started : float
@@ -87,6 +89,7 @@ class BookContext:
     seed: int
     device: torch.device
     started: float
+    seed_offset: int = 0
 
     @property
     def scale(self) -> str:
@@ -120,7 +123,10 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int, got {threads!r}")
     fast = FAST if fast is None else bool(fast)
+    from .seeds import seed as _offset_seed, seed_offset
 
+    offset = seed_offset()
+    seed = _offset_seed(seed)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -132,7 +138,8 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
 
     use_cuda = (not fast) and torch.cuda.is_available()
     device = torch.device("cuda" if use_cuda else "cpu")
-    _CONTEXT = BookContext(chapter=chapter, fast=fast, seed=seed, device=device, started=time.perf_counter())
+    _CONTEXT = BookContext(chapter=chapter, fast=fast, seed=seed, device=device, started=time.perf_counter(),
+                           seed_offset=offset)
     return _CONTEXT
 
 

@@ -91,3 +91,31 @@ def test_new_chapter_from_template(tmp_path):
         bookctl.new_chapter("02_bayesian_posterior", "again", root)
     with pytest.raises(SystemExit, match="slug"):
         bookctl.new_chapter("bad", "x", root)
+
+
+def test_robustness_run_is_recorded_from_an_executed_book(tmp_path):
+    import lib
+    from lib.claims import CLAIM_KEY
+
+    out = tmp_path / "book"
+    bookctl.stage(out, ROOT)
+    lib.setup("01_copy_task", fast=True)
+    rec = lib.claim("A-loss", True, control=False, show=False, robustness=[])
+    first = bookctl.chapter_docnames(ROOT)[0]
+    path = out / f"{first}.ipynb"
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    code[-1]["outputs"] = [{"output_type": "display_data", "metadata": {CLAIM_KEY: rec.to_json()}, "data": {}}]
+    code[0]["outputs"] = [{"output_type": "error", "ename": "AssertionError", "evalue": "", "traceback": []}]
+    path.write_text(json.dumps(nb))
+    run = bookctl.robustness_run(out, "BOOK_SEED=1", ROOT)
+    assert run["statuses"] == {"01_copy_task/A-loss": "reproduced"}  # the raw status, before robustness
+    assert "01_copy_task" in run["failed_chapters"] and run["cpu_capability"]
+    target = tmp_path / "data" / "robustness.json"
+    target.parent.mkdir()
+    bookctl.record_robustness(run, target, ROOT)
+    bookctl.record_robustness(dict(run, statuses={}), target, ROOT)  # the same label replaces the run
+    runs = json.loads(target.read_text())["runs"]
+    assert len(runs) == 1 and runs[0]["statuses"] == {}
+    assert lib.claims.robustness_runs(target) == runs
+    assert lib.verify_manifest(target.parent) == []

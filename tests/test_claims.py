@@ -259,3 +259,21 @@ def test_claim_display_bundle(chapter1):
     assert "partial" in data["text/html"] and "our note" in data["text/html"]
     assert "Chosen to match the paper" in data["text/html"]  # L=32, V=8 were picked for this number
     assert set(STATUSES) >= {r.status}
+
+
+def test_committed_studies_cannot_pass_the_robustness_requirement():
+    c = check(committed="a study in data/")
+    status, raw, unmet = judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust=(3, 3))
+    assert (status, raw) == ("partial", "reproduced") and "committed study" in unmet[0]
+
+
+def test_robustness_runs_decide_fragility(chapter1):
+    key = "01_copy_task/A-loss"
+    kept = [{"label": f"BOOK_SEED={k}", "statuses": {key: "reproduced"}} for k in (1, 2)]
+    rec = lib.claim("A-loss", True, control=False, show=False, robustness=kept)
+    assert rec.status == "reproduced" and rec.unmet == [] and rec.robust_text() == "kept in 2 of 2 robustness runs"
+    flipped = kept[:1] + [{"label": "default kernels", "statuses": {key: "partial"}}]
+    assert lib.claim("A-loss", True, control=False, show=False, robustness=flipped).status == "partial"
+    missing = kept[:1] + [{"label": "BOOK_SEED=2", "statuses": {}}]  # the run never reached the claim
+    rec = lib.claim("A-loss", True, control=False, show=False, robustness=missing)
+    assert rec.status == "partial" and "1 of 2" in rec.unmet[0]

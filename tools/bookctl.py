@@ -4,6 +4,7 @@
     python tools/bookctl.py sync [--check]     write each chapter's Colab cell from _config.yml and its paired .ipynb
     python tools/bookctl.py stage [OUT]        copy the book into OUT (default build/book), chapters as notebooks
     python tools/bookctl.py ledger [OUT]       generate OUT/_ledger.md from the executed chapters' claim records
+    python tools/bookctl.py robustness OUT --label L   record an executed book's raw statuses in data/robustness.json
         [--check SNAPSHOT | --accept SNAPSHOT]  compare every status with the committed snapshot (fail on a change),
                                                 or rewrite the snapshot's entries for this scale
     python tools/bookctl.py new NN_slug TITLE  start a chapter from templates/chapter.md
@@ -240,6 +241,56 @@ def accept_snapshot(records, scale: str, path: Path = SNAPSHOT, root: Path = ROO
     _atomic_write(path.parent / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
 
 
+# ----------------------------------------------------------------------------------------------- robustness
+ROBUSTNESS = ROOT / "data" / "robustness.json"
+
+
+def robustness_run(out: Path, label: str, root: Path = ROOT) -> dict:
+    """One robustness run from a staged, executed book: the status each claim had before the robustness
+    requirement (``raw_status``), the seed offset, the CPU kernel and the date. A chapter that failed part-way
+    keeps the claims it recorded; the ones it did not reach are missing from the run (and count as changed)."""
+    sys.path.insert(0, str(root))
+    import datetime
+
+    import torch
+
+    from lib.claims import collect_claims
+
+    statuses, failed, offsets = {}, [], set()
+    for doc in chapter_docnames(root):
+        path = out / f"{doc}.ipynb"
+        nb = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"cells": []}
+        if any(o.get("output_type") == "error" for c in nb["cells"] if c.get("cell_type") == "code"
+               for o in c.get("outputs", [])) or not path.exists():  # fmt: skip
+            failed.append(Path(doc).name)
+        for r in collect_claims([path]) if path.exists() else []:
+            statuses[r.key] = r.raw_status
+            offsets.add(r.extra.get("seed_offset", 0))
+    return {"label": label, "seed_offsets": sorted(offsets), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "torch": torch.__version__, "date": datetime.date.today().isoformat(), "failed_chapters": failed,
+            "statuses": dict(sorted(statuses.items()))}  # fmt: skip
+
+
+def record_robustness(run: dict, path: Path = ROBUSTNESS, root: Path = ROOT) -> None:
+    """Add ``run`` to ``data/robustness.json`` (replacing a run of the same label), with its manifest entry."""
+    sys.path.insert(0, str(root))
+    from lib.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
+
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    runs = [r for r in data.get("runs", []) if r.get("label") != run["label"]] + [run]
+    data = {"about": ("Robustness runs of the FAST chapters (`make robustness`): per run, each claim's status before "
+                      "the robustness requirement. A claim whose status differs in any run is fragile and cannot be "
+                      "reproduced (lib.claims.record)."),
+            "runs": sorted(runs, key=lambda r: r["label"])}  # fmt: skip
+    raw = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+    _atomic_write(path, raw)
+    manifest = _read_manifest(path.parent)
+    manifest["files"][path.name] = {"sha256": _sha256(raw), "size": len(raw), "command": "make robustness",
+                                    "function": "tools.bookctl.record_robustness"}  # fmt: skip
+    manifest["files"] = dict(sorted(manifest["files"].items()))
+    _atomic_write(path.parent / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+
+
 # ----------------------------------------------------------------------------------------------- new
 def new_chapter(slug: str, title: str, root: Path = ROOT) -> Path:
     if not re.fullmatch(r"\d\d_[a-z0-9_]+", slug):
@@ -266,6 +317,10 @@ def main(argv: list[str] | None = None) -> int:
             mode = p.add_mutually_exclusive_group()
             mode.add_argument("--check", metavar="SNAPSHOT", help="fail if a status differs from this snapshot")
             mode.add_argument("--accept", metavar="SNAPSHOT", help="rewrite this snapshot with the build's statuses")
+    p_rob = sub.add_parser("robustness", help="record one robustness run from an executed staged book")
+    p_rob.add_argument("out")
+    p_rob.add_argument("--label", required=True, help="e.g. BOOK_SEED=1")
+    p_rob.add_argument("--into", default=str(ROBUSTNESS), help="the robustness file (default data/robustness.json)")
     p_list = sub.add_parser("chapters", help="print the chapter docnames of the TOC (first N with --first)")
     p_list.add_argument("--first", type=int, default=None)
     p_list.add_argument("--suffix", default="", help="append this to each docname (e.g. .ipynb)")
@@ -283,6 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "stage":
         stage(Path(args.out))
         print(f"staged {len(chapter_docnames())} chapter(s) into {args.out}")
+        return 0
+    if args.cmd == "robustness":
+        run = robustness_run(Path(args.out), args.label)
+        record_robustness(run, Path(args.into))
+        print(f"robustness run {args.label}: {len(run['statuses'])} claims, failed chapters: "
+              f"{', '.join(run['failed_chapters']) or 'none'} -> {args.into}")
         return 0
     if args.cmd == "ledger":
         text, records = ledger(Path(args.out))

@@ -77,7 +77,8 @@ def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str,
             chapter = f"{{doc}}`{r.chapter[:2].lstrip('0')} <{chapter_titles[r.chapter]}>`"
         ours = _cell(r.measured_text) + (f" {_cell(r.interval_text())}" if r.interval else "")
         control = "—" if r.kind == "derived" else _cell(r.control_text())
-        status = _MARK[r.status] + (f"<br><small>lacks: {_cell('; '.join(r.unmet))}</small>" if r.unmet else "")
+        status = _MARK[r.status] + (f"<br><small>{_cell(r.robust_text())}</small>" if r.robust_text() else "")
+        status += f"<br><small>lacks: {_cell('; '.join(r.unmet))}</small>" if r.unmet else ""
         cells = [f"`{r.id}` {_cell(r.statement)}", _cell(r.source_value), ours, control,
                  f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>', status, chapter]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")

@@ -115,7 +115,10 @@ def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int
     elif rep(control):
         unmet.append("the control passes the criterion too")
     raw = "partial" if unmet else "reproduced"
-    if robust is None:
+    if check.committed:
+        unmet.append(f"measured on a committed study with fixed seeds ({check.committed}): other seed offsets need "
+                     "the study rerun")
+    elif robust is None:
         unmet.append("no robustness runs (other seeds, CPU kernels)")
     elif robust[0] < robust[1]:
         unmet.append(f"fragile: the status held in {robust[0]} of {robust[1]} robustness runs")
@@ -164,6 +167,11 @@ class ClaimRecord:
     def interval_text(self) -> str:
         i = self.interval
         return "" if i is None else f"[{i['lo']:.3g}, {i['hi']:.3g}] ({100 * i['level']:.0f} %, n = {i['n']})"
+
+    def robust_text(self) -> str:
+        """``kept in k of n robustness runs`` (empty when none exists or the study is committed)."""
+        r = self.extra.get("robust")
+        return f"kept in {r[0]} of {r[1]} robustness runs" if r else ""
 
     def control_text(self) -> str:
         if not self.control_case:
@@ -274,7 +282,7 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
 
     runs = robustness_runs() if robustness is None else robustness
     key = f"{ctx.chapter}/{id}"
-    seen = [r["statuses"][key] for r in runs if key in r.get("statuses", {})]
+    seen = [r.get("statuses", {}).get(key, "not recorded") for r in runs]  # a claim a run did not reach: changed
     bounds = None if interval is None else (interval.lo, interval.hi)
     _, raw, _ = judge(check, value, control=control, interval=bounds, robust=(1, 1))
     robust = (sum(s == raw for s in seen), len(seen)) if seen else None
@@ -284,6 +292,7 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         details["control_passes"] = bool(check.reproduced.criterion(control))
     if robust is not None:
         details["robust"] = list(robust)
+    details["seed_offset"] = ctx.seed_offset
     record = ClaimRecord(
         id=id, source=reg.source, chapter=ctx.chapter, kind=check.kind, statement=reg.statement,
         source_value=reg.source_value, measure=check.measure, measured=value,

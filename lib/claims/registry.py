@@ -58,6 +58,9 @@ class Check:
         Empty: no control has been designed yet (such a check cannot be *reproduced*).
     statistic : {"median", "mean"}
         The statistic whose bootstrap interval over ``samples`` is taken.
+    committed : str
+        Non-empty when the measurement comes from a committed study (``data/``) with fixed seeds: names it.
+        ``BOOK_SEED`` cannot move such a study, so the robustness runs say nothing about it.
     """
 
     chapter: str
@@ -70,6 +73,7 @@ class Check:
     statistic: str = "median"
     fmt: str = ".3g"
     unit: str = ""
+    committed: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -260,7 +264,8 @@ CLAIMS: tuple[Claim, ...] = (
           "Pythia 14M: ≈2.5K to ≈115K steps (Fig. 1); a seed spread of ≈4–5× in an independent reproduction", (
               Check(CH5, "trained", "smallest over sizes of latest / earliest seed's emergence step (never = last step)",
                     R(at_least(2.0), "half, on a log scale, of the smallest spread reported (4×, an independent "
-                      "reproduction); the bounds 1.5 / 1.2 were set after the data (claims review)"), fmt=".2f"),
+                      "reproduction); the bounds 1.5 / 1.2 were set after the data (claims review)"), fmt=".2f",
+                    committed="the mini-suite analysis (data/lm)"),
               Check(CH6, "trained", "latest / earliest emergence step over seeds (linear map, censored runs kept)",
                     R(at_least(2.0), "half, on a log scale, of the smallest spread reported (4×, the reproduction)"),
                     fmt=".1f"),
@@ -268,13 +273,15 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B-never", "Some seeds never show the capability by the end of training.",
           "Pythia, repetition by 143K: 14M 6/10, 31M 8/10, 70M 5/10, 160M 9/10, 410M 10/10 seeds solve", (
               Check(CH5, "trained", "runs in which at least half the prompts never emerge",
-                    R(at_least(1), "the paper finds never-solvers at four of five sizes"), fmt="d"),
+                    R(at_least(1), "the paper finds never-solvers at four of five sizes"), fmt="d",
+                    committed="the mini-suite analysis (data/lm)"),
           )),
     Claim("B-size", "Larger models emerge earlier on average.",
           "Pythia mean steps: ≈78K (14M) … ≈5.8K (410M), ratio ≈0.07; not monotone (70M ≈100K)", (
               Check(CH5, "trained", "mean steps to emergence, largest over smallest size (never = last step)",
                     R(at_most(0.5), "at least a halving: a quarter, on a log scale, of the paper's ×0.07; the "
-                      "bounds 0.7 / 0.95 were set after the data (claims review)"), fmt=".2f"),
+                      "bounds 0.7 / 0.95 were set after the data (claims review)"), fmt=".2f",
+                    committed="the mini-suite analysis (data/lm)"),
           )),
     Claim("B-abrupt", "p(target) jumps between neighbouring checkpoints at the point of emergence.",
           "Pythia 410M, one prompt: ≈0.17 → 0.60 over 1K steps, of a rise to ≈0.74 (≈0.58 of the rise)", (
@@ -283,14 +290,16 @@ CLAIMS: tuple[Claim, ...] = (
                     R(at_least(0.3), "about half the paper's example share (≈0.58)"),
                     R(at_least(0.15), "a quarter of it"),
                     control="the same measure on the same curves with their checkpoints shuffled (no time order)",
-                    fmt=".2f"),
+                    fmt=".2f",
+                    committed="the mini-suite analysis (data/lm)"),
           )),
     Claim("B-patch", "Patching a few heads' attention patterns from after to before emergence recovers most of the "
           "gain.", "Pythia 410M: Δp +0.098 (previous-token head), +0.073 (copy head); two heads recover 'most of the "
           "performance increase'", (
               Check(CH5, "trained", "median share of the gain recovered by patching the top-2 heads (lib.lm.patching)",
                     R(at_least(0.5), "'most of the gain' read as at least half; the partial bound 0.2 was set "
-                      "after the data (claims review, measured 0.247) and is gone"), fmt=".2f"),
+                      "after the data (claims review, measured 0.247) and is gone"), fmt=".2f",
+                    committed="the mini-suite analysis (data/lm)"),
           )),
     Claim("B-staircase", "Linear map: the per-output-token losses drop one at a time, each when a head's attention "
           "finds that row's support.", "qualitative (Fig. 3)", (
@@ -328,19 +337,22 @@ CLAIMS: tuple[Claim, ...] = (
                     R(at_least(0.75), "the paper's grid: more heads win in every decisive pair; ≥ 3 of 4"),
                     R(at_least(0.6), "a majority beyond a coin flip"),
                     contradicted=R(at_most(0.4), "bigger heads win most decisive pairs: the paper's opposite"),
-                    fmt=".2f"),
+                    fmt=".2f",
+                    committed="the width study (data/)"),
           )),
     Claim("B-dhead", "The automaton needs a minimum head size: very thin heads plateau longest.",
           "fixed width 128: H=128 (d_head=1) plateau ≈2,000 steps vs ≈300–500 for H=4–16", (
               Check(CH6, "trained", "median plateau of the thinnest over the thickest heads (committed study)",
-                    R(at_least(2.0), "the paper's ratio is ≈4–7; half of the smaller"), fmt=".2f"),
+                    R(at_least(2.0), "the paper's ratio is ≈4–7; half of the smaller"), fmt=".2f",
+                    committed="the width study (data/)"),
           )),
     Claim("B-depth", "Depth hurts the linear map and helps the multi-rule automaton.",
           "qualitative (the paper's App. B.5)", (
               Check(CH6, "trained", "halves whose 90 % interval of the median paired final-loss difference lies on the "
                     "paper's side of 0 (−1 if one lies on the other side)",
                     R(at_least(2), "both halves of the claim"), R(at_least(1), "one half"),
-                    contradicted=R(at_most(-1), "a half on the opposite side"), fmt="d"),
+                    contradicted=R(at_most(-1), "a half on the opposite side"), fmt="d",
+                    committed="the width study (data/): the automaton half"),
           )),
     Claim("B-mixer", "The MLP-Mixer learns the sparse linear map almost an order of magnitude faster than a "
           "transformer.", "'almost an order of magnitude' in sample efficiency", (
@@ -352,7 +364,8 @@ CLAIMS: tuple[Claim, ...] = (
           "RWKV mostly underperform.", "qualitative", (
               Check(CH7, "trained", "architectures (of six others) with a lower mean held-out loss than the "
                     "transformer (committed study)", R(at_most(0), "'best' means none better"),
-                    R(at_most(2), "at most two of six better"), fmt=".0f"),
+                    R(at_most(2), "at most two of six better"), fmt=".0f",
+                    committed="the mixer study (data/)"),
           )),
     Claim("B-prepre", "Pre-pretraining on Dyck strings or cellular automata can speed up emergence (preliminary; "
           "varies by task and seed).", "qualitative", (
