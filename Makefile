@@ -19,12 +19,12 @@ export BOOK_PROGRESS := 0
 export BOOK_WIDGETS := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test venv unit sync sync-check stage execute ledger accept-ledger html check-html determinism robustness clean
+.PHONY: book test venv unit sync sync-check stage execute ledger accept-ledger html check-html determinism robustness chromium check-browser clean
 
 book: venv stage execute ledger html
 	@echo "book: $(HTML)/index.html"
 
-test: venv unit stage execute ledger html check-html determinism
+test: venv unit stage execute ledger html check-html check-browser determinism
 	@echo "all tests passed"
 
 venv: $(VENV)/.installed
@@ -83,6 +83,16 @@ html: venv
 
 check-html: venv
 	$(BIN)/python -m pytest -q tests/test_built_html.py --html-dir $(HTML)
+
+# Every built page in headless Chromium: images load, MathJax typesets every formula (served from the book, no CDN),
+# no console error; one screenshot per chapter in _build/screenshots/. Installs Debian's chromium where it is missing.
+check-browser: venv chromium
+	$(BIN)/python -m pytest -q tests/test_browser.py --html-dir $(HTML)
+
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$$BOOK_CHROMIUM" ] || { \
+	  echo "installing Debian's chromium for the browser checks"; \
+	  apt-get install -y --no-install-recommends chromium || { apt-get update && apt-get install -y --no-install-recommends chromium; }; }
 
 # Executes the first two chapters a second time (results cache off), through the same nbmake path as `execute`,
 # and compares every claim with the first execution.

@@ -57,3 +57,31 @@ def test_landing_page_carries_the_ledger(html_dir):
         slug = Path(doc).name
         assert f"chapters/{slug}.html" in text, f"the ledger links no claim of {slug}"
     assert "not at our scale" in text  # the legend and statuses are rendered
+
+
+REMOTE = re.compile(r"^(https?:)?//", re.I)
+
+
+def test_no_page_loads_a_script_style_or_font_from_another_host(html_dir):
+    """Offline readers get typeset math: MathJax comes from the registry package sphinx-mathjax-offline, copied into
+    _static; no page (and no stylesheet it loads) fetches a script, style or font from the network."""
+    pages = sorted(html_dir.rglob("*.html"))
+    assert pages
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for tag in re.findall(r"<(?:script|link|img)\b[^>]*>", text):
+            if tag.startswith("<link") and not re.search(r'rel="(stylesheet|preload|modulepreload|icon)"', tag):
+                continue  # plain hyperlinks in <link> (e.g. rel="next") load nothing
+            for url in re.findall(r'(?:src|href)="([^"]+)"', tag):
+                assert not REMOTE.match(url), f"{page.relative_to(html_dir)} loads {url} from another host"
+    for css in (html_dir / "_static").rglob("*.css"):
+        for url in re.findall(r"url\(\s*['\"]?([^'\")]+)", css.read_text(encoding="utf-8", errors="replace")):
+            assert not REMOTE.match(url), f"{css.relative_to(html_dir)} loads {url} from another host"
+
+
+def test_mathjax_is_served_from_the_book(html_dir):
+    text = (html_dir / f"{CHAPTERS[0]}.html").read_text(encoding="utf-8")
+    src = re.findall(r'<script[^>]*src="([^"]*mathjax[^"]*)"', text)
+    assert src, "no MathJax script on the first chapter"
+    assert (html_dir / CHAPTERS[0]).parent.joinpath(src[0]).resolve().exists(), src[0]
+    assert (html_dir / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir()  # the fonts too

@@ -154,7 +154,7 @@ def stage(out: Path, root: Path = ROOT) -> None:
     out.mkdir(parents=True)
     for name in STAGED_TOP_LEVEL:
         shutil.copy2(root / name, out / name)
-    for extra in ("_static", "references.bib"):
+    for extra in ("_static", "_ext", "references.bib"):
         src = root / extra
         if src.is_dir():
             shutil.copytree(src, out / extra)
