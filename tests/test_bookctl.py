@@ -46,6 +46,7 @@ def test_ledger_from_executed_notebooks(tmp_path):
         path.write_text(json.dumps(nb))
     text, records = bookctl.ledger(out, ROOT)
     assert (out / bookctl.LEDGER_FILE).read_text() == text
+    assert "checks of the papers' claims" in (out / bookctl.COUNTS_FILE).read_text()  # the landing page leads with it
     assert "`A-soft-order`" in text and "{doc}`1 </chapters/01_copy_task>`" in text
     assert len(records) == len(bookctl.chapter_docnames(ROOT))
 

@@ -29,6 +29,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP_MARK = "# colab-bootstrap"
 LEDGER_FILE = "_ledger.md"
+COUNTS_FILE = "_ledger_counts.md"  # the count per status, included at the top of the landing page
 SNAPSHOT = ROOT / "data" / "ledger.json"
 ACCEPT_COMMAND = "make accept-ledger"
 STAGED_TOP_LEVEL = ("_config.yml", "_toc.yml")
@@ -189,14 +190,15 @@ def executed_chapters(out: Path, root: Path = ROOT) -> dict[str, Path]:
 
 
 def ledger(out: Path, root: Path = ROOT):
-    """Write ``out/_ledger.md``; returns its text and the claim records."""
+    """Write ``out/_ledger.md`` and ``out/_ledger_counts.md``; returns the ledger's text and the claim records."""
     sys.path.insert(0, str(root))
-    from lib.claims import collect_claims, ledger_markdown
+    from lib.claims import collect_claims, counts_markdown, ledger_markdown
 
     chapters = executed_chapters(out, root)
     records = collect_claims(chapters.values())
     text = ledger_markdown(records, {slug: f"/chapters/{slug}" for slug in chapters})
     (out / LEDGER_FILE).write_text(text, encoding="utf-8")
+    (out / COUNTS_FILE).write_text(counts_markdown(records) + "\n", encoding="utf-8")
     return text, records
 
 

@@ -9,7 +9,7 @@ from typing import Iterable, Mapping
 
 from .record import CLAIM_KEY, COUNTED, STATUSES, ClaimRecord
 
-__all__ = ["collect_claims", "ledger_markdown", "status_counts"]
+__all__ = ["collect_claims", "ledger_markdown", "counts_markdown", "status_counts"]
 
 SOURCES = ("A", "B", "ours")
 _MARK = {s: f"**{s}**" for s in STATUSES}
@@ -46,40 +46,61 @@ def status_counts(records: Iterable[ClaimRecord]) -> dict[str, int]:
     return {s: sum(r.status == s for r in records) for s in STATUSES}
 
 
+def counts_markdown(records: Iterable[ClaimRecord]) -> str:
+    """One line: the number of checks per status (the landing page leads with it)."""
+    records = list(records)
+    if not records:
+        return "*No claims have been recorded yet.*"
+    counts = status_counts(records)
+    scales = ", ".join(sorted({r.scale for r in records}))
+    papers = sum(counts[s] for s in COUNTED)
+    return (f"**{papers} checks of the papers' claims: " + " · ".join(f"{counts[s]} {s}" for s in COUNTED) + "**; "
+            f"{counts['derived']} derived (our own theory checked against itself, not a reproduction); "
+            f"{counts['not run']} not run ({scales} scale).")
+
+
 def _cell(text: str) -> str:
     return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str, str] | None = None) -> str:
-    """The ledger as MyST markdown: the count per status, then a table with one row per (claim, chapter).
+    """The ledger as MyST markdown, to be read at a glance: the count per status, a compact table (claim, status,
+    chapter), and the full table one click away (a dropdown).
 
-    Each row: the claim, the source's value, ours with its interval, the control's value, the criterion (with its
-    reason a hover away), the status and what a *reproduced* still lacks. ``chapter_titles`` maps a chapter slug to
-    its docname for a cross-reference.
+    A full row: the claim, the source's value, ours with its interval, the control's value, the criterion (its
+    reason a hover away), the status, the robustness runs it kept, and what a *reproduced* still lacks.
+    ``chapter_titles`` maps a chapter slug to its docname for a cross-reference.
     """
     records = sorted(records, key=lambda r: (SOURCES.index(r.source), r.id, r.chapter))
     if not records:
         return "*No claims have been recorded yet.*\n"
-    counts = status_counts(records)
-    scales = ", ".join(sorted({r.scale for r in records}))
-    papers = sum(counts[s] for s in COUNTED)
-    lines = [
-        f"**{papers} checks of the papers' claims: " + " · ".join(f"{counts[s]} {s}" for s in COUNTED) + "**; "
-        f"{counts['derived']} derived (our own theory checked against itself, not a reproduction); "
-        f"{counts['not run']} not run ({scales} scale).",
-        "",
-        "| claim | the source says | ours [90 % interval] | control | reproduced if | status | ch. |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in records:
-        chapter = r.chapter
+
+    def chapter(r):
         if chapter_titles and r.chapter in chapter_titles:
-            chapter = f"{{doc}}`{r.chapter[:2].lstrip('0')} <{chapter_titles[r.chapter]}>`"
+            return f"{{doc}}`{r.chapter[:2].lstrip('0')} <{chapter_titles[r.chapter]}>`"
+        return r.chapter
+
+    lines = [
+        counts_markdown(records),
+        "",
+        "| status | checks |",
+        "|---|---|",
+    ]
+    for s_ in STATUSES:
+        ids = [f"`{r.id}` ({chapter(r)})" for r in records if r.status == s_]
+        if ids:
+            lines.append(f"| {_MARK[s_]} | {', '.join(ids)} |")
+    lines += ["", ":::{dropdown} Every check in full: the paper's number, ours with its interval, the control, the "
+              "criterion, what it lacks", "",
+              "| claim | the source says | ours [90 % interval] | control | reproduced if | status | ch. |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in records:
         ours = _cell(r.measured_text) + (f" {_cell(r.interval_text())}" if r.interval else "")
         control = "—" if r.kind == "derived" else _cell(r.control_text())
         status = _MARK[r.status] + (f"<br><small>{_cell(r.robust_text())}</small>" if r.robust_text() else "")
         status += f"<br><small>lacks: {_cell('; '.join(r.unmet))}</small>" if r.unmet else ""
         cells = [f"`{r.id}` {_cell(r.statement)}", _cell(r.source_value), ours, control,
-                 f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>', status, chapter]  # fmt: skip
+                 f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>', status, chapter(r)]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", ":::"]
     return "\n".join(lines) + "\n"
