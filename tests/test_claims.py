@@ -145,6 +145,7 @@ def test_partial_contradicted_derived_and_not_run():
     assert judge(c, 0.1)[0] == "not at our scale"
     assert judge(c, -0.6)[0] == "contradicted"
     assert judge(c, None)[0] == "not run"
+    assert judge(check(kind="derived", control="", contradicted=Rule(lib.at_most(-0.5), "x")), -0.6)[0] == "contradicted"
     d = check(kind="derived", control="")
     assert judge(d, 0.95)[:2] == ("derived", "derived") and judge(d, 0.95)[2] == []  # never counted as reproduced
     assert judge(d, 0.6)[0] == "partial" and judge(d, 0.1)[0] == "not at our scale"

@@ -360,3 +360,18 @@ def test_bad_input_is_rejected_with_the_argument_named(call, error, name):
         warnings.simplefilter("ignore")
         with pytest.raises(error, match=name):
             call()
+
+
+def test_compare_scaling_laws_picks_the_generating_law():
+    from lib.theory import SCALING_LAWS, compare_scaling_laws
+
+    L = np.array([32.0, 64, 128, 256, 512, 1024])
+    for name, f in SCALING_LAWS.items():
+        rms = compare_scaling_laws(7.0 * f(L), L)
+        assert rms[name] < 1e-12 and min(v for k, v in rms.items() if k != name) > 0.01, name  # exact, others off
+    noisy = 7.0 * SCALING_LAWS["L ln²L"](L) * np.exp(0.01 * np.sin(np.arange(L.size)))
+    assert min(compare_scaling_laws(noisy, L), key=compare_scaling_laws(noisy, L).get) == "L ln²L"
+    with pytest.raises(ValueError, match="same length"):
+        compare_scaling_laws([1.0, 2.0], [2.0, 3.0])
+    with pytest.raises(ValueError, match="> 0"):
+        compare_scaling_laws([1.0, -2.0, 3.0], [2.0, 3.0, 4.0])

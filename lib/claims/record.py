@@ -3,8 +3,9 @@
 A chapter calls :func:`claim` with the claim's id and what it measured; everything else (statement, criteria and
 their reasons, what the control is) comes from the registry (:mod:`lib.claims.registry`), fixed before the run.
 
-**Statuses.** For a check on the book's own theory (*derived*): ``derived`` when the reproduced criterion holds
-(shown, never counted as a reproduction). For a check on trained or sampled models, in this order:
+**Statuses.** For a check on the book's own theory (*derived*): ``contradicted`` when its contradicted criterion
+holds (our derivation says the opposite of the paper), else ``derived`` when the reproduced criterion holds (shown,
+never counted as a reproduction). For a check on trained or sampled models, in this order:
 
 1. ``contradicted`` if the contradicted criterion holds;
 2. ``reproduced`` if the reproduced criterion holds **and** every one of these does: the 90 % bootstrap interval
@@ -89,6 +90,8 @@ def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int
     if value is None:
         return "not run", "not run", []
     rep, part, contra = check.reproduced.criterion, check.partial, check.contradicted
+    if check.kind == "derived" and contra is not None and contra.criterion(value):
+        return "contradicted", "contradicted", []  # our own derivation says the opposite: a result too
     if check.kind == "derived":
         if rep(value):
             return "derived", "derived", []

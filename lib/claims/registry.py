@@ -172,10 +172,13 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("A-soft-scale", "Softmax: the critical sample size scales as P* ∝ L ln²L.",
           "P* ∝ L ln²L (exponent 1); ≈300 samples in the paper's experiment", (
-              Check(CH3, "derived", "exponent of a power-law fit of the MAP theory's P* against L ln²L",
-                    R(within(1.0, tol=0.15), "exponent 1 of L ln²L; ±0.15 does not reject L ln L, L^1.25 or L^1.5 "
-                      "(the claims review): a discriminating test is still to be built"),
-                    R(within(1.0, tol=0.3), "the same law to ±0.3"), fmt=".2f"),
+              Check(CH3, "derived", "how many times smaller the RMS log-residual of L ln²L is than that of the best of "
+                    "L ln L, L^1.25 and L^1.5 (one fitted prefactor each, no free exponent), for the MAP theory's P* "
+                    "at L ≥ 32 (lib.theory.compare_scaling_laws)",
+                    R(at_least(2.0), "a law is preferred when it fits at least twice as well as every competitor"),
+                    R(at_least(0.5), "within a factor 2 of the best competitor: the data cannot tell the laws apart"),
+                    contradicted=R(at_most(0.5), "a competing law fits at least twice as well as L ln²L"),
+                    fmt=".2f"),
           )),
     Claim("A-soft-300", "Softmax transition near 300 training sequences in paper A's experiment.", "≈300 samples", (
               Check(CH1, "trained", "P* of filtered Adam: midpoint of the largest fine step (lib.scan_transition)",

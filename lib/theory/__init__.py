@@ -58,6 +58,8 @@ from .transitions import (
     crossover_sample_size,
     first_order_transition,
     fit_power_law,
+    compare_scaling_laws,
+    SCALING_LAWS,
 )
 from .marginal_mc import WMarginalMC, w_marginal_mc
 from .self_averaging import SelfAveragingGap, self_averaging_gap
@@ -76,7 +78,7 @@ __all__ = [
     "minima", "Minima", "GridSpec", "local_response", "order_parameters_vs_P", "OrderParameters", "susceptibility",
     "order_parameter_loss", "LossTerms", "exact_test_loss",
     # transitions
-    "onset_sample_size", "first_order_transition", "SoftmaxTransition", "fit_power_law",
+    "onset_sample_size", "first_order_transition", "SoftmaxTransition", "fit_power_law", "compare_scaling_laws", "SCALING_LAWS",
     # numerical checks of the derivation (chapter 2)
     "w_marginal_mc", "WMarginalMC", "self_averaging_gap", "SelfAveragingGap", "coverage", "plane_projection",
     "minimise_full_action", "FullActionMinima", "logistic_normal_logpdf", "sample_softmax_rows", "ternary_bins",

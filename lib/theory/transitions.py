@@ -24,7 +24,7 @@ from .onsets import onset_sample_size
 from .solvers import action_derivatives, local_response, minima, newton_refine
 
 __all__ = ["SoftmaxTransition", "first_order_transition", "critical_sample_size",
-           "crossover_sample_size", "fit_power_law"]
+           "crossover_sample_size", "fit_power_law", "SCALING_LAWS", "compare_scaling_laws"]
 
 _DEFAULT = CopyPrior()
 
@@ -306,3 +306,33 @@ def fit_power_law(y, **variables) -> dict:
     X = np.stack([np.ones_like(y)] + [np.log(c) for c in cols], 1)
     coef, *_ = np.linalg.lstsq(X, np.log(y), rcond=None)
     return {"prefactor": float(np.exp(coef[0])), **{k: float(a) for k, a in zip(variables, coef[1:])}}
+
+
+#: Candidate laws for the softmax P*(L) (paper A's L ln²L and the competitors the claims review names).
+SCALING_LAWS = {
+    "L ln²L": lambda L: L * np.log(L) ** 2,
+    "L ln L": lambda L: L * np.log(L),
+    "L^1.25": lambda L: L**1.25,
+    "L^1.5": lambda L: L**1.5,
+}
+
+
+def compare_scaling_laws(P, L, laws: dict | None = None) -> dict:
+    r"""How well each law :math:`P = c\,f(L)` (one free prefactor, no free exponent) describes ``P`` over ``L``.
+
+    For each law the prefactor is fitted in log space, :math:`\ln c = \overline{\ln P - \ln f(L)}`, and the
+    root-mean-square residual :math:`\big(\overline{(\ln P - \ln c - \ln f(L))^2}\big)^{1/2}` is returned: 0 is an
+    exact description; a law that is right only asymptotically shows a residual from the drift of the prefactor.
+    Returns ``{name: rms}`` (``laws`` default: :data:`SCALING_LAWS`).
+    """
+    laws = SCALING_LAWS if laws is None else laws
+    P, L = np.asarray(P, dtype=float).ravel(), np.asarray(L, dtype=float).ravel()
+    if P.shape != L.shape or P.size < 3:
+        raise ValueError(f"P and L must have the same length >= 3, got {P.size} and {L.size}")
+    if not (np.all(np.isfinite(P)) and np.all(P > 0) and np.all(L > 1)):
+        raise ValueError("P must be finite and > 0, L > 1")
+    out = {}
+    for name, f in laws.items():
+        r = np.log(P) - np.log(f(L))
+        out[name] = float(np.sqrt(np.mean((r - r.mean()) ** 2)))
+    return out
