@@ -87,7 +87,7 @@ check-html: venv
 # Every built page in headless Chromium: images load, MathJax typesets every formula (served from the book, no CDN),
 # no console error; one screenshot per chapter in _build/screenshots/. Installs Debian's chromium where it is missing.
 check-browser: venv chromium
-	$(BIN)/python -m pytest -q tests/test_browser.py --html-dir $(HTML)
+	$(BIN)/python -m pytest -q -n $(JOBS) tests/test_browser.py --html-dir $(HTML)
 
 chromium:
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$$BOOK_CHROMIUM" ] || { \

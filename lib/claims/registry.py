@@ -334,7 +334,7 @@ CLAIMS: tuple[Claim, ...] = (
                     fmt=".2f"),
           )),
     Claim("B-heads", "More heads help more than bigger heads on the linear map.",
-          "H × d_head grid: H=1 ends at chance for every d_head, H ≥ 16 solved for every d_head", (
+          "H × d_head grid: H ≥ 16 solved for every d_head (H = 1 at chance: B-heads-one)", (
               Check(CH6, "trained", "share of (H, d_head) cells in which doubling H lowers the final loss more than "
                     "doubling d_head (committed study)",
                     R(at_least(0.75), "the paper's grid: more heads win in every decisive pair; ≥ 3 of 4"),
@@ -342,6 +342,14 @@ CLAIMS: tuple[Claim, ...] = (
                     contradicted=R(at_most(0.4), "bigger heads win most decisive pairs: the paper's opposite"),
                     fmt=".2f",
                     committed="the width study (data/)"),
+          )),
+    Claim("B-heads-one", "A single head never learns the linear map, whatever its size.",
+          "H × d_head grid: H=1 ends at chance for every d_head", (
+              Check(CH6, "trained", "runs with H=1 (all d_head) that leave the plateau (committed width study)",
+                    R(at_most(0), "'never': the paper's H=1 row ends at chance for every d_head"),
+                    contradicted=R(at_least(1), "one run with a single head that learns is a counterexample"),
+                    control="the same count at the most heads of the grid, where the paper finds every run learns",
+                    fmt="d", committed="the width study (data/)"),
           )),
     Claim("B-dhead", "The automaton needs a minimum head size: very thin heads plateau longest.",
           "fixed width 128: H=128 (d_head=1) plateau ≈2,000 steps vs ≈300–500 for H=4–16", (
