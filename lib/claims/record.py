@@ -293,7 +293,7 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
     details = dict(extra or {})
     if control is not None:
         details["control_passes"] = bool(check.reproduced.criterion(control))
-    if robust is not None:
+    if robust is not None and not check.committed and check.kind != "derived":  # fixed seeds or theory: vacuous
         details["robust"] = list(robust)
     details["seed_offset"] = ctx.seed_offset
     record = ClaimRecord(
