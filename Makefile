@@ -65,15 +65,19 @@ accept-ledger: venv
 # Not part of CI (about an hour on 2 cores): every FAST chapter at two other seed offsets and with torch's portable CPU
 # kernels, each in its own stage and results cache; records each claim's status per run in data/robustness.json
 # (commit it). A claim whose status changes in any run is fragile and cannot be reproduced.
+# ROBUST_CHAPTERS="06_sparse_patterns 07_token_mixers" redoes only those chapters in every run (merged into the file).
 ROBUST_RUNS ?= BOOK_SEED=1 BOOK_SEED=2 ATEN_CPU_CAPABILITY=default
+ROBUST_CHAPTERS ?=
 robustness: venv
 	@for run in $(ROBUST_RUNS); do \
 	  name=$$(echo $$run | tr '=' '-'); dir=build/robust/$$name; \
 	  echo "robustness run $$run -> $$dir"; \
 	  $(BIN)/python tools/bookctl.py stage $$dir >/dev/null || exit 1; \
+	  targets="$$dir/chapters"; [ -z "$(ROBUST_CHAPTERS)" ] || targets=$$(for c in $(ROBUST_CHAPTERS); do echo $$dir/chapters/$$c.ipynb; done); \
 	  env $$run BOOK_CACHE_DIR=build/robust/cache-$$name $(BIN)/python -m pytest -q --nbmake --overwrite -n $(JOBS) \
-	    --nbmake-timeout=$(NB_TIMEOUT) $$dir/chapters; \
-	  $(BIN)/python tools/bookctl.py robustness $$dir --label "$$run" || exit 1; \
+	    --nbmake-timeout=$(NB_TIMEOUT) $$targets; \
+	  $(BIN)/python tools/bookctl.py robustness $$dir --label "$$run" \
+	    $(if $(ROBUST_CHAPTERS),--merge --only $(ROBUST_CHAPTERS)) || exit 1; \
 	done
 
 # Renders the executed notebooks; warnings are errors (-W -n --keep-going).

@@ -120,3 +120,16 @@ def test_robustness_run_is_recorded_from_an_executed_book(tmp_path):
     assert len(runs) == 1 and runs[0]["statuses"] == {}
     assert lib.claims.robustness_runs(target) == runs
     assert lib.verify_manifest(target.parent) == []
+
+
+def test_robustness_merge_redoes_only_the_named_chapters(tmp_path):
+    target = tmp_path / "data" / "robustness.json"
+    target.parent.mkdir()
+    base = {"label": "BOOK_SEED=1", "date": "2026-12-01", "failed_chapters": [],
+            "statuses": {"01_copy_task/A-loss": "reproduced", "06_sparse_patterns/B-bias": "partial"}}
+    bookctl.record_robustness(base, target, ROOT)
+    redo = dict(base, statuses={"06_sparse_patterns/B-bias": "not at our scale"})
+    bookctl.record_robustness(redo, target, ROOT, merge=True)
+    (run,) = json.loads(target.read_text())["runs"]
+    assert run["statuses"] == {"01_copy_task/A-loss": "reproduced", "06_sparse_patterns/B-bias": "not at our scale"}
+    assert run["redone"] == {"06_sparse_patterns": "2026-12-01"}

@@ -247,7 +247,7 @@ def accept_snapshot(records, scale: str, path: Path = SNAPSHOT, root: Path = ROO
 ROBUSTNESS = ROOT / "data" / "robustness.json"
 
 
-def robustness_run(out: Path, label: str, root: Path = ROOT) -> dict:
+def robustness_run(out: Path, label: str, root: Path = ROOT, only: list[str] | None = None) -> dict:
     """One robustness run from a staged, executed book: the status each claim had before the robustness
     requirement (``raw_status``), the seed offset, the CPU kernel and the date. A chapter that failed part-way
     keeps the claims it recorded; the ones it did not reach are missing from the run (and count as changed)."""
@@ -260,6 +260,8 @@ def robustness_run(out: Path, label: str, root: Path = ROOT) -> dict:
 
     statuses, failed, offsets = {}, [], set()
     for doc in chapter_docnames(root):
+        if only is not None and Path(doc).name not in only:
+            continue
         path = out / f"{doc}.ipynb"
         nb = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"cells": []}
         if any(o.get("output_type") == "error" for c in nb["cells"] if c.get("cell_type") == "code"
@@ -273,12 +275,22 @@ def robustness_run(out: Path, label: str, root: Path = ROOT) -> dict:
             "statuses": dict(sorted(statuses.items()))}  # fmt: skip
 
 
-def record_robustness(run: dict, path: Path = ROBUSTNESS, root: Path = ROOT) -> None:
-    """Add ``run`` to ``data/robustness.json`` (replacing a run of the same label), with its manifest entry."""
+def record_robustness(run: dict, path: Path = ROBUSTNESS, root: Path = ROOT, merge: bool = False) -> None:
+    """Add ``run`` to ``data/robustness.json`` (replacing a run of the same label), with its manifest entry.
+
+    ``merge``: update the run of the same label with this run's chapters only (the others keep their statuses).
+    """
     sys.path.insert(0, str(root))
     from lib.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
 
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    old = next((r for r in data.get("runs", []) if r.get("label") == run["label"]), None)
+    if merge and old is not None:
+        redone = {k.split("/")[0] for k in run["statuses"]} | set(run["failed_chapters"])
+        kept = {k: v for k, v in old["statuses"].items() if k.split("/")[0] not in redone}
+        failed = sorted(set(run["failed_chapters"]) | (set(old.get("failed_chapters", [])) - redone))
+        run = dict(run, statuses=dict(sorted({**kept, **run["statuses"]}.items())), failed_chapters=failed,
+                   redone={**old.get("redone", {}), **{c: run["date"] for c in sorted(redone)}})  # fmt: skip
     runs = [r for r in data.get("runs", []) if r.get("label") != run["label"]] + [run]
     data = {"about": ("Robustness runs of the FAST chapters (`make robustness`): per run, each claim's status before "
                       "the robustness requirement. A claim whose status differs in any run is fragile and cannot be "
@@ -323,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     p_rob.add_argument("out")
     p_rob.add_argument("--label", required=True, help="e.g. BOOK_SEED=1")
     p_rob.add_argument("--into", default=str(ROBUSTNESS), help="the robustness file (default data/robustness.json)")
+    p_rob.add_argument("--only", nargs="*", default=None, help="chapter slugs to read (with --merge: to redo)")
+    p_rob.add_argument("--merge", action="store_true", help="update the run of this label with these chapters only")
     p_list = sub.add_parser("chapters", help="print the chapter docnames of the TOC (first N with --first)")
     p_list.add_argument("--first", type=int, default=None)
     p_list.add_argument("--suffix", default="", help="append this to each docname (e.g. .ipynb)")
@@ -342,8 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"staged {len(chapter_docnames())} chapter(s) into {args.out}")
         return 0
     if args.cmd == "robustness":
-        run = robustness_run(Path(args.out), args.label)
-        record_robustness(run, Path(args.into))
+        run = robustness_run(Path(args.out), args.label, only=args.only)
+        record_robustness(run, Path(args.into), merge=args.merge)
         print(f"robustness run {args.label}: {len(run['statuses'])} claims, failed chapters: "
               f"{', '.join(run['failed_chapters']) or 'none'} -> {args.into}")
         return 0
