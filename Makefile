@@ -76,7 +76,7 @@ robustness: venv
 	  targets="$$dir/chapters"; [ -z "$(ROBUST_CHAPTERS)" ] || targets=$$(for c in $(ROBUST_CHAPTERS); do echo $$dir/chapters/$$c.ipynb; done); \
 	  env $$run BOOK_CACHE_DIR=build/robust/cache-$$name $(BIN)/python -m pytest -q --nbmake --overwrite -n $(JOBS) \
 	    --nbmake-timeout=$(NB_TIMEOUT) $$targets; \
-	  $(BIN)/python tools/bookctl.py robustness $$dir --label "$$run" \
+	  env $$run $(BIN)/python tools/bookctl.py robustness $$dir --label "$$run" \
 	    $(if $(ROBUST_CHAPTERS),--merge --only $(ROBUST_CHAPTERS)) || exit 1; \
 	done
 

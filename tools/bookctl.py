@@ -249,7 +249,8 @@ ROBUSTNESS = ROOT / "data" / "robustness.json"
 
 def robustness_run(out: Path, label: str, root: Path = ROOT, only: list[str] | None = None) -> dict:
     """One robustness run from a staged, executed book: the status each claim had before the robustness
-    requirement (``raw_status``), the seed offset, the CPU kernel and the date. A chapter that failed part-way
+    requirement (``raw_status``), the seed offset, the CPU kernel (run this under the run's own environment, as
+    ``make robustness`` does, so that ``ATEN_CPU_CAPABILITY`` is the run's) and the date. A chapter that failed part-way
     keeps the claims it recorded; the ones it did not reach are missing from the run (and count as changed)."""
     sys.path.insert(0, str(root))
     import datetime
