@@ -287,7 +287,7 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
     key = f"{ctx.chapter}/{id}"
     seen = [r.get("statuses", {}).get(key, "not recorded") for r in runs]  # a claim a run did not reach: changed
     bounds = None if interval is None else (interval.lo, interval.hi)
-    _, raw, _ = judge(check, value, control=control, interval=bounds, robust=(1, 1))
+    _, raw, _ = judge(check, value, control=control, interval=bounds)  # the status before the robustness runs
     robust = (sum(s == raw for s in seen), len(seen)) if seen else None
     status, raw, unmet = judge(check, value, control=control, interval=bounds, robust=robust)
     details = dict(extra or {})
