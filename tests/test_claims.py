@@ -144,6 +144,8 @@ def test_partial_contradicted_derived_and_not_run():
     assert judge(c, 0.6, interval=(0.4, 0.7))[0] == "not at our scale"  # with an interval, all of it must pass
     assert judge(c, 0.1)[0] == "not at our scale"
     assert judge(c, -0.6)[0] == "contradicted"
+    assert judge(c, -0.6, interval=(-0.9, -0.55))[0] == "contradicted"
+    assert judge(c, -0.6, interval=(-0.9, -0.2))[0] == "not at our scale"  # a contradiction needs all of it too
     assert judge(c, None)[0] == "not run"
     assert judge(check(kind="derived", control="", contradicted=Rule(lib.at_most(-0.5), "x")), -0.6)[0] == "contradicted"
     d = check(kind="derived", control="")

@@ -7,7 +7,8 @@ their reasons, what the control is) comes from the registry (:mod:`lib.claims.re
 holds (our derivation says the opposite of the paper), else ``derived`` when the reproduced criterion holds (shown,
 never counted as a reproduction). For a check on trained or sampled models, in this order:
 
-1. ``contradicted`` if the contradicted criterion holds;
+1. ``contradicted`` if the contradicted criterion holds (on the whole interval, when there is one: a contradiction
+   must be as sure as a reproduction);
 2. ``reproduced`` if the reproduced criterion holds **and** every one of these does: the 90 % bootstrap interval
    over seeds or prompts lies wholly past the threshold; the negative control was measured and fails the same
    criterion; the status was the same in every robustness run (``data/robustness.json``: other seed offsets and
@@ -98,7 +99,8 @@ def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int
         status = "partial" if part is not None and part.criterion(value) else "not at our scale"
         return status, status, []
     if contra is not None and contra.criterion(value):
-        return "contradicted", "contradicted", []
+        if interval is None or contra.criterion.op == "is_true" or contra.criterion.holds_on(*interval):
+            return "contradicted", "contradicted", []
     if not rep(value):
         ok = part is not None and part.criterion(value)
         if ok and interval is not None and part.criterion.op != "is_true":
