@@ -124,7 +124,14 @@ from .train import MixerStudyConfig, WidthStudyConfig, load_mixer_study, load_wi
 __all__ += ["MixerStudyConfig", "WidthStudyConfig", "load_mixer_study", "load_width_study"]
 
 # uncertainty over seeds, and chapter 6's sparsity sweep as a study
-from .stats import Interval, bootstrap_interval
+from .stats import Interval, bootstrap_interval, ratio_interval
 from .train import SparsityStudy, SparsityStudyConfig, sparsity_study
 
-__all__ += ["Interval", "bootstrap_interval", "SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
+__all__ += ["Interval", "bootstrap_interval", "ratio_interval", "SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
+
+# chapter 4's committed study of where the linear head's transitions lie, and its exponent fits
+from .train import (LinearScalingConfig, load_linear_scaling, onset_calibration, scaling_exponents, scaling_points,
+                    theory_exponents, theory_points)
+
+__all__ += ["LinearScalingConfig", "load_linear_scaling", "onset_calibration", "scaling_exponents", "scaling_points",
+            "theory_exponents", "theory_points"]

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval"]
+__all__ = ["Interval", "bootstrap_interval", "ratio_interval"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +60,30 @@ def bootstrap_interval(values, statistic: Callable[[np.ndarray], np.ndarray] = n
     stats = np.asarray(statistic(draws, axis=-1), dtype=float)  # (resamples,)
     lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")  # no interpolation: inf stays inf
     return Interval(float(statistic(x)), float(lo), float(hi), level, int(x.size))
+
+
+def ratio_interval(a, b, statistic: Callable[[np.ndarray], np.ndarray] = np.median, *, level: float = 0.9,
+                   resamples: int = 4000, seed: int = 0) -> Interval:  # fmt: skip
+    r"""Percentile bootstrap interval of :math:`T(a)/T(b)` for two independent groups of values.
+
+    Each resample draws ``a`` and ``b`` with replacement, each within its own group, and takes the ratio of the
+    statistics. Values must be finite and the statistic of ``b`` positive (censored runs: pass the budget, which makes
+    the ratio a bound, and say which). ``n`` of the result is ``len(a) + len(b)``.
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    for name, v in (("a", x), ("b", y)):
+        if v.ndim != 1 or v.size < 2:
+            raise ValueError(f"{name} must be 1-d with at least 2 entries, got shape {v.shape}")
+        if not np.isfinite(v).all():
+            raise ValueError(f"{name} must be finite (put censored runs at the budget)")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if resamples < 100:
+        raise ValueError(f"resamples must be >= 100, got {resamples!r}")
+    rng = np.random.default_rng(seed)
+    num = np.asarray(statistic(x[rng.integers(0, x.size, size=(resamples, x.size))], axis=-1), dtype=float)
+    den = np.asarray(statistic(y[rng.integers(0, y.size, size=(resamples, y.size))], axis=-1), dtype=float)
+    if not (den > 0).all() or not float(statistic(y)) > 0:
+        raise ValueError("the statistic of b must be positive in every resample")
+    lo, hi = np.quantile(num / den, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(float(statistic(x) / statistic(y)), float(lo), float(hi), level, int(x.size + y.size))

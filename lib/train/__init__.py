@@ -69,3 +69,10 @@ __all__ += ["MixerCurves", "MixerStudyConfig", "load_mixer_study", "mixer_study"
 from .sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
 
 __all__ += ["SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
+from .linear_scaling import LinearScaling, LinearScalingConfig, copy_share, linear_scaling, load_linear_scaling, uniform_coefficient
+from .scaling_fits import (crossover_point, fit_exponents, onset_calibration, onset_point, scaling_exponents,
+                           scaling_points, theory_exponents, theory_points)
+
+__all__ += ["LinearScaling", "LinearScalingConfig", "copy_share", "linear_scaling", "load_linear_scaling",
+            "uniform_coefficient", "crossover_point", "fit_exponents", "onset_calibration", "onset_point",
+            "scaling_exponents", "scaling_points", "theory_exponents", "theory_points"]

@@ -107,6 +107,11 @@ class CopyMapResult:
         values = getattr(self, name)
         return values[np.arange(len(self.P)), self.best]
 
+    def worst(self, name: str) -> np.ndarray:
+        """The field ``name`` of the run with the highest U at each ``P`` (the filter undone: a control), ``(n_P, ...)``."""
+        values = getattr(self, name)
+        return values[np.arange(len(self.P)), np.nanargmax(self.U, axis=1)]
+
 
 @cached
 def fit_copy_map(cfg: CopyMapConfig, *, device: torch.device | str | None = None, desc: str | None = None) -> CopyMapResult:

@@ -95,8 +95,9 @@ EnergyFn = Callable[[Mapping[str, torch.Tensor]], torch.Tensor]
 ObserveFn = Callable[[Mapping[str, torch.Tensor]], Mapping[str, torch.Tensor]]
 
 
-def langevin(params: Mapping[str, torch.Tensor], energy: EnergyFn, observe: ObserveFn, cfg: SGLDConfig, *, desc: str | None = None) -> LangevinRun:
-    """Run ``E`` Langevin chains at once.
+def langevin(params: Mapping[str, torch.Tensor], energy: EnergyFn, observe: ObserveFn, cfg: SGLDConfig, *, desc: str | None = None,
+             step_scale: torch.Tensor | None = None) -> LangevinRun:
+    r"""Run ``E`` Langevin chains at once.
 
     Parameters
     ----------
@@ -107,6 +108,11 @@ def langevin(params: Mapping[str, torch.Tensor], energy: EnergyFn, observe: Obse
     observe : callable
         ``observe(params) -> {name: Tensor (E, ...)}``, evaluated (without gradients) at recorded steps.
     cfg : SGLDConfig
+    step_scale : Tensor ``(E,)``, optional
+        Per-chain factors :math:`s_e \in (0, 1]` of the step: chain ``e`` uses :math:`\eta_e = s_e\,\eta` in both the
+        drift and the noise, so it targets the same :math:`e^{-U}` (chains are independent); use it where the
+        energy's curvature differs between chains (e.g. grows with the data set size), since a step must stay below
+        about :math:`2/\lambda_\max` to be stable. None = 1 for every chain (bit for bit the plain update).
     """
     if not isinstance(cfg, SGLDConfig):
         raise TypeError(f"cfg must be an SGLDConfig, got {type(cfg).__name__}")
@@ -120,6 +126,13 @@ def langevin(params: Mapping[str, torch.Tensor], energy: EnergyFn, observe: Obse
         raise ValueError("need at least one chain")
     p = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
     device = next(iter(p.values())).device
+    scale = None
+    if step_scale is not None:
+        scale = torch.as_tensor(step_scale, dtype=torch.float64, device=device)
+        if scale.shape != (E,):
+            raise ValueError(f"step_scale must have shape ({E},), got {tuple(scale.shape)}")
+        if not bool(((scale > 0) & (scale <= 1)).all()):
+            raise ValueError("step_scale entries must lie in (0, 1]")
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
     noise_scale = math.sqrt(2 * cfg.step_size)
     recorded: dict[str, list[np.ndarray]] = {}
@@ -136,7 +149,11 @@ def langevin(params: Mapping[str, torch.Tensor], energy: EnergyFn, observe: Obse
         with torch.no_grad():
             for (k, v), g in zip(p.items(), grads):
                 xi = torch.randn(v.shape, generator=gen, device=device, dtype=v.dtype)
-                v.add_(-cfg.step_size * g + noise_scale * xi)
+                if scale is None:
+                    v.add_(-cfg.step_size * g + noise_scale * xi)
+                else:
+                    s_e = scale.to(v.dtype).reshape((E,) + (1,) * (v.dim() - 1))  # (E, 1, ...)
+                    v.add_(-cfg.step_size * s_e * g + noise_scale * s_e.sqrt() * xi)
         if step >= cfg.first_recorded and (step - cfg.first_recorded) % cfg.thin == 0:
             with torch.no_grad():
                 for name, value in observe(p).items():
