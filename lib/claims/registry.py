@@ -260,7 +260,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("A-adam-Pstar", "Ours: filtered Adam jumps between the grid points that bracket the theory's P* (±2 %), at "
           "L = 16, 32, 64.", "ours (the theory's P* at V = 8)", (
               Check(CH4, "trained", "number of L at which Adam's jump lies inside the ±2 % bracket of the theory's P*",
-                    R(at_least(3), "every L of the scan"), R(at_least(1), "at least one L"), fmt="d"),
+                    R(at_least(3), "every L of the scan"), R(at_least(1), "at least one L"), fmt="d",
+                    control="the same count against a theory 10 % off (1.1 P*): must fail"),
           ), source="ours"),
     Claim("A-sgld-soft", "SGLD samples match the theory: softmax transition at the theory's (Bayes) P*.",
           "quantitative agreement (paper A)", (
@@ -311,7 +312,8 @@ CLAIMS: tuple[Claim, ...] = (
               Check(CH5, "trained", "mean steps to emergence, largest over smallest size (never = last step)",
                     R(at_most(0.5), "at least a halving: a quarter, on a log scale, of the paper's ×0.07; the "
                       "bounds 0.7 / 0.95 were set after the data (claims review)"), fmt=".2f",
-                    committed="the mini-suite analysis (data/lm)"),
+                    control="the same ratio between two halves of the smallest size's seeds (no size effect by "
+                    "construction): must fail", statistic="mean", committed="the mini-suite analysis (data/lm)"),
           )),
     Claim("B-abrupt", "p(target) jumps between neighbouring checkpoints at the point of emergence.",
           "Pythia 410M, one prompt: ≈0.17 → 0.60 over 1K steps, of a rise to ≈0.74 (≈0.58 of the rise)", (
