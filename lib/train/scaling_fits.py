@@ -193,22 +193,20 @@ def theory_points(study, which: str, model: str) -> np.ndarray:
     if model not in ("saddle", "bulk"):
         raise ValueError(f"model must be 'saddle' or 'bulk', got {model!r}")
     p = study.config.prior
-    out = []
-    for V, L in study.config.cells:
-        if which == "onset":
-            out.append(float(onset_sample_size("linear_v2_bulk" if model == "bulk" else "linear_v2", V, L, prior=p)))
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                out.append(float(crossover_sample_size(V, L, T=p.T, sigma_G2=p.sigma_G2, sigma_W2=p.sigma_W2,
-                                                       criterion="half", bulk=model == "bulk")))
-    return np.array(out)
+    V, L = (np.array(x) for x in zip(*study.config.cells))  # (n_cells,) each: one vectorised solve per theory
+    if which == "onset":
+        return np.asarray(onset_sample_size("linear_v2_bulk" if model == "bulk" else "linear_v2", V, L, prior=p),
+                          dtype=float).reshape(-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(crossover_sample_size(V, L, T=p.T, sigma_G2=p.sigma_G2, sigma_W2=p.sigma_W2,
+                                                criterion="half", bulk=model == "bulk"), dtype=float).reshape(-1)
 
 
-def theory_exponents(study, which: str, model: str) -> dict:
-    """:func:`fit_exponents` of :func:`theory_points` over the same cells."""
+def theory_exponents(study, which: str, model: str, points=None) -> dict:
+    """:func:`fit_exponents` of :func:`theory_points` over the same cells (``points``: those, if already computed)."""
     V, L = _cells_VL(study)
-    return fit_exponents(theory_points(study, which, model), V, L)
+    return fit_exponents(theory_points(study, which, model) if points is None else points, V, L)
 
 
 def onset_calibration(study) -> np.ndarray:
