@@ -124,10 +124,10 @@ from .train import MixerStudyConfig, WidthStudyConfig, load_mixer_study, load_wi
 __all__ += ["MixerStudyConfig", "WidthStudyConfig", "load_mixer_study", "load_width_study"]
 
 # uncertainty over seeds, and chapter 6's sparsity sweep as a study
-from .stats import Interval, bootstrap_interval, ratio_interval
+from .stats import Interval, bootstrap_interval, coefficient_of_variation, halves_difference, halves_ratio, ratio_interval
 from .train import SparsityStudy, SparsityStudyConfig, sparsity_study
 
-__all__ += ["Interval", "bootstrap_interval", "ratio_interval", "SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
+__all__ += ["Interval", "bootstrap_interval", "coefficient_of_variation", "halves_difference", "halves_ratio", "ratio_interval", "SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
 
 # chapter 4's committed study of where the linear head's transitions lie, and its exponent fits
 from .train import (LinearScalingConfig, load_linear_scaling, onset_calibration, scaling_exponents, scaling_points,

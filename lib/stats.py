@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval", "ratio_interval"]
+__all__ = ["Interval", "bootstrap_interval", "coefficient_of_variation", "halves_difference", "halves_ratio", "ratio_interval"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +87,45 @@ def ratio_interval(a, b, statistic: Callable[[np.ndarray], np.ndarray] = np.medi
         raise ValueError("the statistic of b must be positive in every resample")
     lo, hi = np.quantile(num / den, [(1 - level) / 2, (1 + level) / 2])
     return Interval(float(statistic(x) / statistic(y)), float(lo), float(hi), level, int(x.size + y.size))
+
+
+def halves_ratio(values, statistic: Callable[[np.ndarray], np.ndarray] = np.median) -> float:
+    r"""The larger of :math:`T(x_\text{even})/T(x_\text{odd})` and its inverse: two halves of one group, compared.
+
+    The seeds of one configuration split by position (even and odd), so nothing distinguishes the halves but the
+    seeds: a negative control for a claimed ratio between two configurations. Taking the larger direction makes the
+    control a spread (:math:`\ge 1`), so it can fail an *at most* criterion and pass an *at least* one only by seed
+    noise. Values must be finite (put censored runs at the budget) and the statistics positive.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"values must be 1-d with at least 2 entries, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError("values must be finite (put censored runs at the budget)")
+    a, b = float(statistic(x[0::2])), float(statistic(x[1::2]))
+    if not (a > 0 and b > 0):
+        raise ValueError(f"the statistic of each half must be positive, got {a} and {b}")
+    return max(a / b, b / a)
+
+
+def halves_difference(values) -> np.ndarray:
+    r"""Odd minus even entries, pairwise: :math:`x_{2k+1} - x_{2k}` (a leftover last entry is dropped).
+
+    Paired differences between two halves of the seeds of one configuration: a negative control for a paired
+    difference between two configurations (nothing but the seeds differs, so its median should straddle 0).
+    """
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"values must be 1-d with at least 2 entries, got shape {x.shape}")
+    n = x.size // 2
+    return x[1 : 2 * n : 2] - x[0 : 2 * n : 2]
+
+
+def coefficient_of_variation(values, axis: int = -1) -> np.ndarray:
+    r"""Standard deviation over mean along ``axis``, :math:`\sigma/\mu` (population :math:`\sigma`, ``ddof=0``).
+
+    A reducing statistic in the form :func:`bootstrap_interval` takes, e.g. for the spread of emergence steps over
+    seeds: ``bootstrap_interval(steps, coefficient_of_variation)``.
+    """
+    x = np.asarray(values, dtype=float)
+    return np.std(x, axis=axis) / np.mean(x, axis=axis)

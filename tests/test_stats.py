@@ -41,3 +41,37 @@ def test_deterministic_and_censored_values():
 def test_bad_inputs(values, kw, match):
     with pytest.raises(ValueError, match=match):
         bootstrap_interval(values, **kw)
+
+
+def test_halves_ratio_is_a_spread_of_the_two_halves():
+    from lib import halves_ratio
+
+    x = np.array([1.0, 4.0, 1.0, 4.0, 1.0, 4.0])  # even entries 1, odd entries 4
+    assert halves_ratio(x) == pytest.approx(4.0) and halves_ratio(x[::-1]) == pytest.approx(4.0)  # both directions
+    assert halves_ratio(np.full(5, 2.5)) == 1.0  # identical halves: no spread
+    rng = np.random.default_rng(3)  # one distribution: the spread of medians of halves shrinks towards 1 with n
+    assert halves_ratio(rng.lognormal(size=40_000)) < 1.05 < halves_ratio(np.array([1.0, 2.0, 1.5, 9.0]))  # 4 s.e.
+    for bad, match in (([1.0], "at least 2"), ([1.0, np.inf], "finite"), ([0.0, 1.0], "positive")):
+        with pytest.raises(ValueError, match=match):
+            halves_ratio(bad)
+
+
+def test_halves_difference_pairs_odd_with_even_and_drops_a_leftover():
+    from lib import halves_difference
+
+    assert halves_difference([1.0, 3.0, 2.0, 7.0, 100.0]).tolist() == [2.0, 5.0]
+    assert halves_difference(np.arange(6.0)).tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="at least 2"):
+        halves_difference([1.0])
+
+
+def test_coefficient_of_variation_reduces_along_an_axis_and_is_scale_free():
+    from lib import coefficient_of_variation
+
+    x = np.array([[1.0, 3.0], [2.0, 2.0]])
+    assert coefficient_of_variation(x).tolist() == [0.5, 0.0]
+    rng = np.random.default_rng(4)
+    y = rng.lognormal(size=50)
+    assert coefficient_of_variation(7.0 * y) == pytest.approx(coefficient_of_variation(y))
+    iv = bootstrap_interval(y, coefficient_of_variation)
+    assert iv.lo <= iv.value <= iv.hi
