@@ -23,14 +23,19 @@ learned the loss does not depend on ``s``, so a measure that finds a gap there f
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..cache import cached, publish
 from ..tasks.linear_map import LinearMapTask
 from .gpt_train import GPTRunConfig, Member, train_gpt
 
-__all__ = ["SparsityStudyConfig", "SparsityStudy", "sparsity_study"]
+__all__ = ["SparsityStudyConfig", "SparsityStudy", "sparsity_study", "REGENERATE"]
+
+#: Commits the FAST study at the default seeds (chapter 6 then loads it; other seed offsets and paper scale compute).
+REGENERATE = "python -m lib.train.sparsity_study --publish"
 
 
 def _task(S: int, s: int, seed: int) -> LinearMapTask:
@@ -116,8 +121,13 @@ class SparsityStudy:
         return self._gap(S, self.initial[S])
 
 
+@cached
 def sparsity_study(config: SparsityStudyConfig, *, device=None) -> SparsityStudy:
-    """Train every stack of ``config`` (each through the results cache) and keep the first and last evaluations."""
+    """Train every stack of ``config`` (each through the results cache) and keep the first and last evaluations.
+
+    The result goes through the results cache too, keyed by ``config``; at FAST scale and the default seeds it is
+    committed under ``data/`` (:data:`REGENERATE`, about 1 CPU-minute), so chapter 6 reads it instead of training.
+    """
     if not isinstance(config, SparsityStudyConfig):
         raise ValueError(f"config must be a SparsityStudyConfig, got {type(config).__name__}")
     out = SparsityStudy(config)
@@ -127,3 +137,23 @@ def sparsity_study(config: SparsityStudyConfig, *, device=None) -> SparsityStudy
         out.final[S] = run.loss[-1].reshape(len(s_values), n_seeds)  # members are ordered (s, seed)
         out.initial[S] = run.loss[0].reshape(len(s_values), n_seeds)
     return out
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Run chapter 6's FAST sparsity sweep and optionally commit it.")
+    parser.add_argument("--publish", action="store_true", help="copy the result to data/ with its manifest entry")
+    args = parser.parse_args(argv)
+    import importlib
+
+    import torch
+
+    torch.set_num_threads(1)
+    module = importlib.import_module("lib.train.sparsity_study")  # the package's module, so the cache key names it
+    config = module.SparsityStudyConfig.fast()
+    module.sparsity_study(config)
+    if args.publish:
+        print("published", publish(module.sparsity_study.__wrapped__, config, REGENERATE))
+
+
+if __name__ == "__main__":
+    main()
