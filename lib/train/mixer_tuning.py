@@ -17,17 +17,17 @@ the choice moves with the seeds exactly as it did when the chapter computed it.
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import Cache, cached, load_committed, publish
+from ..cache import Cache, cached
 from ..progress import progress
 from ..tasks.automaton import AutomatonTask
 from ..tasks.copy import check_size
 from ..tasks.linear_map import LinearMapTask
+from ..studies import load_or_compute, publish_main
 from .gpt_train import GPTRunConfig, Member, run_members
 
 __all__ = ["MixerTuningConfig", "MixerTuning", "mixer_tuning", "load_mixer_tuning", "REGENERATE"]
@@ -160,30 +160,10 @@ def load_mixer_tuning(config: MixerTuningConfig, *, compute: bool = False, cache
     """
     if not isinstance(config, MixerTuningConfig):
         raise TypeError(f"config must be a MixerTuningConfig, got {type(config).__name__}")
-    hit, value = load_committed(mixer_tuning, config, cache=cache)
-    if hit:
-        return value
-    if compute:
-        return mixer_tuning(config, cache=cache if cache is not None else True)
-    raise RuntimeError("no committed mixer tuning for this config and code (stale after a change to the GPT code, or "
-                       f"missing); regenerate with `{REGENERATE}` (about 2 CPU-minutes)")  # fmt: skip
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Run chapter 7's learning-rate tuning and optionally commit it.")
-    parser.add_argument("--publish", action="store_true", help="copy the result to data/ with its manifest entry")
-    args = parser.parse_args(argv)
-    import importlib
-
-    import torch
-
-    torch.set_num_threads(1)
-    module = importlib.import_module("lib.train.mixer_tuning")  # the package's module, so the cache key names it
-    config = module.MixerTuningConfig.fast()
-    module.mixer_tuning(config)
-    if args.publish:
-        print("published", publish(module.mixer_tuning.__wrapped__, config, REGENERATE))
+    return load_or_compute(mixer_tuning, config, compute=compute, regenerate=REGENERATE, cost="about 2 CPU-minutes",
+                           cache=cache)  # fmt: skip
 
 
 if __name__ == "__main__":
-    main()
+    publish_main("lib.train.mixer_tuning", "mixer_tuning", lambda m: m.MixerTuningConfig.fast(), REGENERATE,
+                 "Run chapter 7's learning-rate tuning and optionally commit it.")  # fmt: skip

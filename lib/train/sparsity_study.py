@@ -23,12 +23,12 @@ learned the loss does not depend on ``s``, so a measure that finds a gap there f
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cache import cached, publish
+from ..cache import cached
+from ..studies import publish_main
 from ..tasks.linear_map import LinearMapTask
 from .gpt_train import GPTRunConfig, Member, train_gpt
 
@@ -139,21 +139,6 @@ def sparsity_study(config: SparsityStudyConfig, *, device=None) -> SparsityStudy
     return out
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Run chapter 6's FAST sparsity sweep and optionally commit it.")
-    parser.add_argument("--publish", action="store_true", help="copy the result to data/ with its manifest entry")
-    args = parser.parse_args(argv)
-    import importlib
-
-    import torch
-
-    torch.set_num_threads(1)
-    module = importlib.import_module("lib.train.sparsity_study")  # the package's module, so the cache key names it
-    config = module.SparsityStudyConfig.fast()
-    module.sparsity_study(config)
-    if args.publish:
-        print("published", publish(module.sparsity_study.__wrapped__, config, REGENERATE))
-
-
 if __name__ == "__main__":
-    main()
+    publish_main("lib.train.sparsity_study", "sparsity_study", lambda m: m.SparsityStudyConfig.fast(), REGENERATE,
+                 "Run chapter 6's FAST sparsity sweep and optionally commit it.")  # fmt: skip
