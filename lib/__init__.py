@@ -120,10 +120,10 @@ __all__ += ["ARCHITECTURES", "LABELS", "MIXERS", "get_mixer", "input_attribution
 
 # chapter 6's committed width and depth study
 from .train import MixerStudyConfig, WidthStudyConfig, load_mixer_study, load_width_study
-from .train.mixer_tuning import MixerTuning, MixerTuningConfig, load_mixer_tuning
+from .train.mixer_tuning import MixerTuning, MixerTuningConfig, load_mixer_tuning, mean_loss_over_budget
 
 __all__ += ["MixerStudyConfig", "WidthStudyConfig", "load_mixer_study", "load_width_study"]
-__all__ += ["MixerTuning", "MixerTuningConfig", "load_mixer_tuning"]
+__all__ += ["MixerTuning", "MixerTuningConfig", "load_mixer_tuning", "mean_loss_over_budget"]
 
 # uncertainty over seeds, and chapter 6's sparsity sweep as a study
 from .stats import Interval, bootstrap_interval, coefficient_of_variation, halves_difference, halves_ratio, ratio_interval

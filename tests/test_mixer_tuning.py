@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lib
-from lib.train.mixer_tuning import MixerTuningConfig, _mean_loss, load_mixer_tuning, mixer_tuning
+from lib.train.mixer_tuning import MixerTuningConfig, mean_loss_over_budget, load_mixer_tuning, mixer_tuning
 
 
 def test_run_configs_put_every_rate_of_every_sparsity_in_one_stack():
@@ -31,10 +31,10 @@ def test_reseed_moves_every_seed_of_the_study(monkeypatch):
         assert getattr(moved, name) == getattr(base, name) + 2 * 100_000  # lib.seeds.SEED_STRIDE
 
 
-def test_mean_loss_carries_the_last_value_of_a_stack_that_stopped_early():
+def testmean_loss_over_budget_carries_the_last_value_of_a_stack_that_stopped_early():
     loss = np.array([[0.7, 0.6], [0.5, 0.2]])  # two evaluations (every 10 steps), two members; budget 30 -> 4 values
-    assert _mean_loss(loss, 30, 10) == pytest.approx([(0.7 + 3 * 0.5) / 4, (0.6 + 3 * 0.2) / 4])
-    assert _mean_loss(loss, 10, 10) == pytest.approx(loss.mean(0))
+    assert mean_loss_over_budget(loss, 30, 10) == pytest.approx([(0.7 + 3 * 0.5) / 4, (0.6 + 3 * 0.2) / 4])
+    assert mean_loss_over_budget(loss, 10, 10) == pytest.approx(loss.mean(0))
 
 
 @pytest.mark.parametrize("kw, match", [({"lrs": ()}, "lrs"), ({"lm_s": (9,)}, "lm_s"), ({"solved": 0.0}, "solved"),

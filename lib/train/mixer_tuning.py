@@ -30,7 +30,7 @@ from ..tasks.linear_map import LinearMapTask
 from ..studies import load_or_compute, publish_main
 from .gpt_train import GPTRunConfig, Member, run_members
 
-__all__ = ["MixerTuningConfig", "MixerTuning", "mixer_tuning", "load_mixer_tuning", "REGENERATE"]
+__all__ = ["MixerTuningConfig", "MixerTuning", "mixer_tuning", "load_mixer_tuning", "mean_loss_over_budget", "REGENERATE"]
 
 REGENERATE = "python -m lib.train.mixer_tuning --publish"
 
@@ -133,8 +133,13 @@ class MixerTuning:
         return {key: self.config.lrs[int(np.argmin(v))] for key, v in self.scores.items()}
 
 
-def _mean_loss(pred_loss: np.ndarray, budget: int, eval_every: int) -> np.ndarray:
-    """Per member, the mean of ``pred_loss (K, E)`` over the budget's evaluations, the last value carried on."""
+def mean_loss_over_budget(pred_loss, budget: int, eval_every: int) -> np.ndarray:
+    """Per member, the mean of ``pred_loss (K, E)`` over the budget's ``budget // eval_every + 1`` evaluations.
+
+    A stack whose members all stopped early (solved) has fewer evaluations: its last value is carried on to the
+    budget. Lower means learned sooner or better.
+    """
+    pred_loss = np.asarray(pred_loss)
     n = budget // eval_every + 1
     losses = pred_loss[:n]
     return np.concatenate([losses, np.repeat(losses[-1:], n - len(losses), 0)]).mean(0)
@@ -147,7 +152,7 @@ def mixer_tuning(config: MixerTuningConfig) -> MixerTuning:
     for arch in progress(config.archs, desc="mixer tuning"):
         for task, budget in (("linear map", config.lm_steps), ("automaton", config.ca_steps)):
             run = run_members(config.run_config(arch, task), desc=f"{arch}: {task}")
-            loss = _mean_loss(np.asarray(run.pred_loss), budget, config.eval_every)  # (members,)
+            loss = mean_loss_over_budget(run.pred_loss, budget, config.eval_every)  # (members,)
             scores[task, arch] = loss.reshape(-1, len(config.lrs)).mean(0)  # linear map: mean over sparsities
     return MixerTuning(config=config, scores=scores)
 
