@@ -136,6 +136,8 @@ def test_reproduced_needs_interval_control_and_robustness():
     assert (status, raw) == ("partial", "reproduced") and "robustness" in unmet[0]
     status, raw, unmet = judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust=(2, 3))
     assert (status, raw) == ("partial", "reproduced") and unmet == ["fragile: the status held in 2 of 3 robustness runs"]
+    status, raw, unmet = judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust=(3, 3), choice="picked L to match")
+    assert (status, raw) == ("partial", "partial") and unmet == ["the setting was chosen to match the paper: the agreement is built in"]
 
 
 def test_partial_contradicted_derived_and_not_run():

@@ -12,7 +12,8 @@ never counted as a reproduction). For a check on trained or sampled models, in t
 2. ``reproduced`` if the reproduced criterion holds **and** every one of these does: the 90 % bootstrap interval
    over seeds or prompts lies wholly past the threshold; the negative control was measured and fails the same
    criterion; the status was the same in every robustness run (``data/robustness.json``: other seed offsets and
-   CPU kernels). Each requirement that is not met is listed in the record (``unmet``) and the status is ``partial``;
+   CPU kernels); the claim's setting was not chosen to match the paper (the registry's ``choice``: an agreement that
+   a choice builds in is not a reproduction). Each requirement that is not met is listed in the record (``unmet``) and the status is ``partial``;
 3. ``partial`` if the partial criterion holds (on the whole interval, when there is one); otherwise
    ``not at our scale``.
 
@@ -81,12 +82,12 @@ def _as_value(name: str, x, boolean: bool):
     return float(x)
 
 
-def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int, int] | None = None
-          ) -> tuple[str, str, list[str]]:  # fmt: skip
+def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int, int] | None = None,
+          choice: str = "") -> tuple[str, str, list[str]]:  # fmt: skip
     """``(status, status before the robustness requirement, unmet requirements)`` of one check (module docstring).
 
     ``interval`` is ``(lo, hi)`` or ``None``; ``robust`` is ``(runs that kept the status, runs)`` or ``None``
-    when no robustness run has recorded this check.
+    when no robustness run has recorded this check; ``choice`` is the claim's chosen-to-match-the-paper note.
     """
     if value is None:
         return "not run", "not run", []
@@ -119,6 +120,8 @@ def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int
         unmet.append("the control was not measured")
     elif rep(control):
         unmet.append("the control passes the criterion too")
+    if choice:
+        unmet.append("the setting was chosen to match the paper: the agreement is built in")
     raw = "partial" if unmet else "reproduced"
     if check.committed:
         unmet.append(f"measured on a committed study with fixed seeds ({check.committed}): other seed offsets need "
@@ -289,9 +292,9 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
     key = f"{ctx.chapter}/{id}"
     seen = [r.get("statuses", {}).get(key, "not recorded") for r in runs]  # a claim a run did not reach: changed
     bounds = None if interval is None else (interval.lo, interval.hi)
-    _, raw, _ = judge(check, value, control=control, interval=bounds)  # the status before the robustness runs
+    _, raw, _ = judge(check, value, control=control, interval=bounds, choice=reg.choice)  # before the robustness runs
     robust = (sum(s == raw for s in seen), len(seen)) if seen else None
-    status, raw, unmet = judge(check, value, control=control, interval=bounds, robust=robust)
+    status, raw, unmet = judge(check, value, control=control, interval=bounds, robust=robust, choice=reg.choice)
     details = dict(extra or {})
     if control is not None:
         details["control_passes"] = bool(check.reproduced.criterion(control))
