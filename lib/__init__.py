@@ -126,10 +126,11 @@ __all__ += ["MixerStudyConfig", "WidthStudyConfig", "load_mixer_study", "load_wi
 __all__ += ["MixerTuning", "MixerTuningConfig", "load_mixer_tuning", "mean_loss_over_budget"]
 
 # uncertainty over seeds, and chapter 6's sparsity sweep as a study
-from .stats import Interval, bootstrap_interval, coefficient_of_variation, halves_difference, halves_ratio, ratio_interval
+from .stats import (Interval, bootstrap_interval, coefficient_of_variation, group_bootstrap_interval, halves_difference,
+                    halves_ratio, ratio_interval)
 from .train import SparsityStudy, SparsityStudyConfig, sparsity_study
 
-__all__ += ["Interval", "bootstrap_interval", "coefficient_of_variation", "halves_difference", "halves_ratio", "ratio_interval", "SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
+__all__ += ["Interval", "bootstrap_interval", "coefficient_of_variation", "group_bootstrap_interval", "halves_difference", "halves_ratio", "ratio_interval", "SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
 
 # chapter 4's committed study of where the linear head's transitions lie, and its exponent fits
 from .train import (LinearScalingConfig, load_linear_scaling, onset_calibration, scaling_exponents, scaling_points,
@@ -137,3 +138,23 @@ from .train import (LinearScalingConfig, load_linear_scaling, onset_calibration,
 
 __all__ += ["LinearScalingConfig", "load_linear_scaling", "onset_calibration", "scaling_exponents", "scaling_points",
             "theory_exponents", "theory_points"]
+
+# chapter 1's scans repeated on four more data sets (a committed study at the default seed)
+from .train import ScanReplicasConfig, load_scan_replicas
+
+__all__ += ["ScanReplicasConfig", "load_scan_replicas"]
+
+# chapter 4's Adam-against-theory measures, and its fits repeated on four more data sets (committed at the default seed)
+from .train import AdamReplicasConfig, adam_measures, bracket_measures, load_adam_replicas
+
+__all__ += ["AdamReplicasConfig", "adam_measures", "bracket_measures", "load_adam_replicas"]
+
+# measures read off seed-averaged training curves (seed indices as arguments, for the bootstrap)
+from .measures import curve_time_ratio, heads_vs_head_size, mean_curve_time
+
+__all__ += ["curve_time_ratio", "heads_vs_head_size", "mean_curve_time"]
+
+# chapter 6's context sweep of the automaton, read again by chapter 8 (a committed study at the default seed)
+from .train import ContextStudyConfig, bias_ratio, growth_per_doubling, load_context_study, plateau_exponent
+
+__all__ += ["ContextStudyConfig", "bias_ratio", "growth_per_doubling", "load_context_study", "plateau_exponent"]

@@ -14,7 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval", "coefficient_of_variation", "halves_difference", "halves_ratio", "ratio_interval"]
+__all__ = ["Interval", "bootstrap_interval", "coefficient_of_variation", "group_bootstrap_interval", "halves_difference",
+           "halves_ratio", "ratio_interval"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,32 @@ def ratio_interval(a, b, statistic: Callable[[np.ndarray], np.ndarray] = np.medi
         raise ValueError("the statistic of b must be positive in every resample")
     lo, hi = np.quantile(num / den, [(1 - level) / 2, (1 + level) / 2])
     return Interval(float(statistic(x) / statistic(y)), float(lo), float(hi), level, int(x.size + y.size))
+
+
+def group_bootstrap_interval(statistic: Callable[..., float], sizes, *, level: float = 0.9, resamples: int = 2000,
+                             seed: int = 0) -> Interval:  # fmt: skip
+    r"""Percentile bootstrap interval of a statistic of whole units (chains, runs), resampled within groups.
+
+    ``statistic(*indices)`` gets one integer index array per group (``len(sizes)`` groups of ``sizes[g]`` units) and
+    returns a float; each resample draws every group's units with replacement, within the group. The value is
+    ``statistic`` on the units as they are. For a statistic of MCMC chains this is the bootstrap over chains, the
+    independent units of a sampler (samples within a chain are correlated): e.g. the largest gap between the mean of
+    chains started on one branch and the mean of chains started on the other, over ``P``.
+    """
+    sizes = tuple(int(n) for n in np.atleast_1d(sizes))
+    if not sizes or any(n < 2 for n in sizes):
+        raise ValueError(f"every group needs at least 2 units, got sizes {sizes}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if resamples < 100:
+        raise ValueError(f"resamples must be >= 100, got {resamples!r}")
+    rng = np.random.default_rng(seed)
+    stats = np.array([float(statistic(*(rng.integers(0, n, size=n) for n in sizes))) for _ in range(resamples)])
+    if np.isnan(stats).any():
+        raise ValueError("the statistic returned NaN on a resample")
+    lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
+    value = float(statistic(*(np.arange(n) for n in sizes)))
+    return Interval(value, float(lo), float(hi), level, int(sum(sizes)))
 
 
 def halves_ratio(values, statistic: Callable[[np.ndarray], np.ndarray] = np.median) -> float:

@@ -75,3 +75,26 @@ def test_coefficient_of_variation_reduces_along_an_axis_and_is_scale_free():
     assert coefficient_of_variation(7.0 * y) == pytest.approx(coefficient_of_variation(y))
     iv = bootstrap_interval(y, coefficient_of_variation)
     assert iv.lo <= iv.value <= iv.hi
+
+
+def test_group_bootstrap_resamples_whole_units_within_each_group():
+    from lib import group_bootstrap_interval
+
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(1.0, 0.1, size=6), rng.normal(0.0, 0.1, size=4)  # two groups of units
+    gap = lambda i, j: a[i].mean() - b[j].mean()  # noqa: E731
+    iv = group_bootstrap_interval(gap, (6, 4))
+    assert iv.value == pytest.approx(a.mean() - b.mean()) and iv.n == 10
+    assert iv.lo <= iv.value <= iv.hi and 0.5 < iv.lo and iv.hi < 1.5  # within the range of unit differences
+    assert group_bootstrap_interval(gap, (6, 4)) == iv  # seeded: deterministic
+    const = group_bootstrap_interval(lambda i: np.full(5, 2.0)[i].mean(), 5)  # identical units: a point
+    assert (const.lo, const.value, const.hi) == (2.0, 2.0, 2.0)
+    # one group's mean: the same spread as the plain bootstrap of the values (within Monte Carlo error)
+    x = rng.lognormal(size=30)
+    plain, grouped = bootstrap_interval(x, np.mean), group_bootstrap_interval(lambda i: x[i].mean(), 30, resamples=4000)
+    assert grouped.hi - grouped.lo == pytest.approx(plain.hi - plain.lo, rel=0.15)
+    for sizes, match in (((1, 3), "at least 2"), ((), "at least 2")):
+        with pytest.raises(ValueError, match=match):
+            group_bootstrap_interval(gap, sizes)
+    with pytest.raises(ValueError, match="NaN"):
+        group_bootstrap_interval(lambda i: np.nan, 3)

@@ -150,7 +150,8 @@ CLAIMS: tuple[Claim, ...] = (
                     "only pass",
                     R(at_least(0.9), "'most of the degrees of freedom' read as ≥ 90 % of the pattern"),
                     R(at_least(0.5), "more than half"), fmt=".6f"),
-              Check(CH4, "trained", "smallest coverage of the Adam (MAP) minimisers above P* (lib.theory.coverage)",
+              Check(CH4, "trained", "smallest coverage of the Adam (MAP) minimisers above P* (lib.theory.coverage); median over five "
+                    "data sets (the chapter's and four of lib.train.adam_replicas)",
                     R(at_least(0.9), "'most of the degrees of freedom' read as ≥ 90 % of the pattern"), fmt=".3f",
                     control="the same coverage of random softmax patterns (Gaussian scores at the initial scale, so no "
                     "S or J structure by construction): must fail"),
@@ -158,23 +159,25 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("A-soft-order", "Softmax attention: the copy order parameter jumps discontinuously at P* (first-order "
           "transition); two minima coexist.", "first-order transition (abstract)", (
               Check(CH1, "trained", "share of the target-attention rise across the steepest coarse step that falls in "
-                    "the largest fine step, Adam filtered to the lowest U (lib.jump_fraction)",
+                    "the largest fine step, Adam filtered to the lowest U (lib.jump_fraction); median over five data sets (the "
+                    "chapter's and four of lib.train.scan_replicas)",
                     R(at_least(0.8), _JUMP), R(at_least(0.5), "half of the rise in one fine step"),
                     control="the same share for linear attention, which paper A says rises continuously", fmt=".2f"),
               Check(CH3, "derived", "jump of the target attention between the two coexisting minima of the reduced "
                     "action at equal action (lib.theory.transitions)",
                     R(at_least(0.05), "a finite jump, larger than the grid resolution of the theory"), fmt=".3f"),
               Check(CH4, "sampled", "largest gap of the target attention between SGLD chains started at random and at "
-                    "the copy pattern, at one P (hysteresis)",
+                    "the copy pattern, at one P (hysteresis); interval: bootstrap over chains within each branch",
                     R(at_least(0.1), "two coexisting minima show as chains that stay apart by a finite amount "
                       "(≥ 0.1 of the attention, three times 1/L)"), fmt=".3f",
                     control="the same gap for linear attention, whose posterior paper A gives one minimum: must fail"),
           )),
     Claim("A-soft-coexist", "Softmax attention: two minima (uniform and copy) coexist around P*.",
           "coexisting minima (first-order signature)", (
-              Check(CH1, "trained", "fine-grid P at which Adam converges to two distinct minima (lib.count_minima)",
+              Check(CH1, "trained", "fine-grid P at which Adam converges to two distinct minima (lib.count_minima); median over "
+                    "five data sets",
                     R(at_least(2), "coexistence over a range of P, not one accidental grid point"),
-                    control="the same count for linear attention (one minimum expected)", fmt="d"),
+                    control="the same count for linear attention (one minimum expected)", fmt=".0f"),
           )),
     Claim("A-soft-scale", "Softmax: the critical sample size scales as P* ∝ L ln²L.",
           "P* ∝ L ln²L (exponent 1); ≈300 samples in the paper's experiment", (
@@ -187,7 +190,8 @@ CLAIMS: tuple[Claim, ...] = (
                     fmt=".2f"),
           )),
     Claim("A-soft-300", "Softmax transition near 300 training sequences in paper A's experiment.", "≈300 samples", (
-              Check(CH1, "trained", "P* of filtered Adam: midpoint of the largest fine step (lib.scan_transition)",
+              Check(CH1, "trained", "P* of filtered Adam: midpoint of the largest fine step (lib.scan_transition); median over five "
+                    "data sets",
                     R(within(300, rel=0.25), "'near 300' read as within 25 % of the paper's ≈300"),
                     R(within(300, rel=0.5), "within a factor 1.5"),
                     control="the same scan at L = 16 (coarse grid 30–1,000), where paper A's L ln²L puts P* three "
@@ -198,7 +202,8 @@ CLAIMS: tuple[Claim, ...] = (
           ), choice=_L32),
     Claim("A-lin-order", "Linear attention: the copy pattern grows continuously (second-order onset, then a smooth "
           "crossover).", "continuous (abstract)", (
-              Check(CH1, "trained", "the same share as A-soft-order, for linear attention (lib.jump_fraction)",
+              Check(CH1, "trained", "the same share as A-soft-order, for linear attention (lib.jump_fraction); median over five data "
+                    "sets",
                     R(at_most(0.3), _SMOOTH),
                     control="the same share for softmax attention, which paper A says jumps", fmt=".3f"),
               Check(CH3, "derived", "largest change of ĉ_G between neighbouring P of the theory, as a share of its "
@@ -254,20 +259,23 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("A-adam", "Adam runs filtered to the global minimum match the theory's order parameters and loss.",
           "quantitative agreement", (
-              Check(CH4, "trained", "max |target attention of filtered Adam − MAP theory| over P (both heads)",
+              Check(CH4, "trained", "max |target attention of filtered Adam − MAP theory| over P (both heads; lib.adam_measures); "
+                    "median over five data sets",
                     R(at_most(0.01), "'quantitative agreement' read as 1 % of the attention"),
                     R(at_most(0.05), "5 % of the attention"), fmt=".4f",
                     control="the same deviation for the run with the highest U at each P (the filter undone): must fail"),
           )),
     Claim("A-adam-Pstar", "Ours: filtered Adam jumps between the grid points that bracket the theory's P* (±2 %), at "
           "L = 16, 32, 64.", "ours (the theory's P* at V = 8)", (
-              Check(CH4, "trained", "number of L at which Adam's jump lies inside the ±2 % bracket of the theory's P*",
-                    R(at_least(3), "every L of the scan"), R(at_least(1), "at least one L"), fmt="d",
+              Check(CH4, "trained", "number of L at which Adam's jump lies inside the ±2 % bracket of the theory's P* "
+                    "(lib.bracket_measures); median over five data sets",
+                    R(at_least(3), "every L of the scan"), R(at_least(1), "at least one L"), fmt=".0f",
                     control="the same count against a theory 10 % off (1.1 P*): must fail"),
           ), source="ours"),
     Claim("A-sgld-soft", "SGLD samples match the theory: softmax transition at the theory's (Bayes) P*.",
           "quantitative agreement (paper A)", (
-              Check(CH4, "sampled", "P from which the copy branch holds in SGLD, over the saddle-point Bayes P*",
+              Check(CH4, "sampled", "P from which the copy branch holds in SGLD, over the saddle-point Bayes P*; "
+                    "interval: bootstrap over the copy-init chains",
                     R(within(1.0, rel=0.15), "'quantitative agreement' read as within 15 %"),
                     R(between(0.5, 2.0), "within a factor 2"),
                     control="the same ratio over the Bayes P* of half the sequence length (a theory at the wrong L): "
@@ -275,7 +283,7 @@ CLAIMS: tuple[Claim, ...] = (
           ), source="ours"),
     Claim("A-sgld", "SGLD samples match the theory's order parameters.", "quantitative agreement", (
               Check(CH4, "sampled", "max relative deviation of SGLD ⟨ĉ_1⟩ from the spike+bulk theory for P ≥ 2 P1 "
-                    "(linear attention)", R(at_most(0.15), "'quantitative agreement' read as within 15 %"),
+                    "(linear attention); interval: bootstrap over chains", R(at_most(0.15), "'quantitative agreement' read as within 15 %"),
                     R(at_most(0.3), "within 30 %"), fmt=".2f",
                     control="the same deviation from the saddle-point theory, which leaves out the bulk of G: must fail"),
           )),
@@ -307,7 +315,8 @@ CLAIMS: tuple[Claim, ...] = (
                     "must fail",
                     committed="the mini-suite analysis (data/lm)"),
               Check(CH6, "trained", "latest / earliest emergence step over the seeds that emerge (linear map; runs "
-                    "not learned within the budget are left out, so the ratio is a lower bound)",
+                    "not learned within the budget are left out, so the ratio is a lower bound); interval: bootstrap over "
+                    "seeds",
                     R(at_least(2.0), "half, on a log scale, of the smallest spread reported (4×, the reproduction)"),
                     control="the same spread for the runs with the attention bias c = 3 toward the true pattern, "
                     "which removes the search (paper B): must fail", fmt=".1f"),
@@ -367,14 +376,16 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("B-context", "The loss plateau grows with context length.",
           "automaton: ≈380 steps (S=8) → ≈650 (S=32) → ≈8,700 (S=256), ≈1.9× per doubling; none at S=512", (
-              Check(CH6, "trained", "plateau growth per doubling of S (automaton, fixed token batch; 0 if not monotone)",
+              Check(CH6, "trained", "plateau growth per doubling of S (automaton, fixed token batch; median over "
+                    "seeds, 0 if not monotone; lib.growth_per_doubling); interval: bootstrap over seeds",
                     R(at_least(1.5), "most of the paper's ≈1.9× per doubling"), R(at_least(1.2), "a clear growth"),
                     control="the same growth with the attention bias toward the true pattern, which removes the "
                             "search (paper B: ≈160–200 steps at every S)", fmt=".2f"),
           )),
     Claim("B-bias", "A bias of the attention scores toward the ground-truth pattern removes the plateau.",
           "≈160–200 steps at every S with the bias vs ≈380–8,700 without", (
-              Check(CH6, "trained", "largest ratio over S of the biased to the unbiased plateau (automaton, c = 3)",
+              Check(CH6, "trained", "largest ratio over S of the biased to the unbiased median plateau (automaton, "
+                    "c = 3; lib.bias_ratio); interval: bootstrap over seeds",
                     R(at_most(0.3), "the paper's ratio is ≤ 0.5 at S=8 and ≈0.02 at S=256: most of the plateau gone"),
                     control="the same ratio of median emergence steps between two halves of the unbiased linear-map "
                     "seeds (no bias in either; the larger direction; censored runs at the budget): must fail",
@@ -383,7 +394,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B-heads", "More heads help more than bigger heads on the linear map.",
           "H × d_head grid: H ≥ 16 solved for every d_head (H = 1 at chance: B-heads-one)", (
               Check(CH6, "trained", "share of (H, d_head) cells in which doubling H lowers the final loss more than "
-                    "doubling d_head (committed study)",
+                    "doubling d_head (committed study; lib.heads_vs_head_size); interval: bootstrap over seeds",
                     R(at_least(0.75), "the paper's grid: more heads win in every decisive pair; ≥ 3 of 4"),
                     R(at_least(0.6), "a majority beyond a coin flip"),
                     contradicted=R(at_most(0.4), "bigger heads win most decisive pairs: the paper's opposite"),
@@ -402,7 +413,8 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("B-dhead", "The automaton needs a minimum head size: very thin heads plateau longest.",
           "fixed width 128: H=128 (d_head=1) plateau ≈2,000 steps vs ≈300–500 for H=4–16", (
-              Check(CH6, "trained", "median plateau of the thinnest over the thickest heads (committed study)",
+              Check(CH6, "trained", "median plateau of the thinnest over the thickest heads (committed study); interval: "
+                    "bootstrap over each one's seeds (censored at the budget)",
                     R(at_least(2.0), "the paper's ratio is ≈4–7; half of the smaller"), fmt=".2f",
                     control="the same ratio between the two halves of the thickest heads' seeds (the larger "
                     "direction; censored runs at the budget): must fail",
@@ -420,7 +432,8 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("B-mixer", "The MLP-Mixer learns the sparse linear map almost an order of magnitude faster than a "
           "transformer.", "'almost an order of magnitude' in sample efficiency", (
-              Check(CH7, "trained", "geometric mean over s of transformer / MLP-Mixer steps to leave the plateau",
+              Check(CH7, "trained", "geometric mean over s of transformer / MLP-Mixer steps to leave the plateau, "
+                    "seed-averaged curves (lib.curve_time_ratio); interval: bootstrap over each one's seeds",
                     R(at_least(5.0), "half of an order of magnitude"), R(at_least(2.0), "a clear speed-up"),
                     control="the same ratio between two halves of the transformer's own seeds (one architecture by "
                     "construction; the larger direction): must fail", fmt=".1f"),
@@ -469,7 +482,8 @@ CLAIMS: tuple[Claim, ...] = (
           ), source="ours"),
     Claim("S-context", "Ours: paper A's sample-size exponent in L and paper B's plateau exponent in S agree.",
           "A: P* ∝ L ln²L; B: plateau grows with context", (
-              Check(CH8, "trained", "|A's exponent of P* in L − B's exponent of the plateau in S|",
+              Check(CH8, "trained", "|A's exponent of P* in L − B's exponent of the median plateau in S| (lib.plateau_exponent "
+                    "on chapter 6's context study); interval: bootstrap over B's seeds",
                     R(at_most(0.25), "the two exponents agree to a quarter of a power (their units differ: "
                       "sequences vs steps); the former bound 2 s.e. of a 3-point fit passed noisier data more easily"),
                     control="the same difference with B's plateau under the attention bias c = 3, which removes the "

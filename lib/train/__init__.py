@@ -69,6 +69,12 @@ __all__ += ["MixerCurves", "MixerStudyConfig", "load_mixer_study", "mixer_study"
 from .sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
 
 __all__ += ["SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
+from .scan_replicas import ScanReplicas, ScanReplicasConfig, load_scan_replicas, scan_replicas, scan_summary
+
+__all__ += ["ScanReplicas", "ScanReplicasConfig", "load_scan_replicas", "scan_replicas", "scan_summary"]
+from .adam_replicas import AdamReplicas, AdamReplicasConfig, adam_measures, adam_replicas, bracket_measures, load_adam_replicas
+
+__all__ += ["AdamReplicas", "AdamReplicasConfig", "adam_measures", "adam_replicas", "bracket_measures", "load_adam_replicas"]
 from .linear_scaling import LinearScaling, LinearScalingConfig, copy_share, linear_scaling, load_linear_scaling, uniform_coefficient
 from .scaling_fits import (crossover_point, fit_exponents, onset_calibration, onset_point, scaling_exponents,
                            scaling_points, theory_exponents, theory_points)
@@ -76,3 +82,8 @@ from .scaling_fits import (crossover_point, fit_exponents, onset_calibration, on
 __all__ += ["LinearScaling", "LinearScalingConfig", "copy_share", "linear_scaling", "load_linear_scaling",
             "uniform_coefficient", "crossover_point", "fit_exponents", "onset_calibration", "onset_point",
             "scaling_exponents", "scaling_points", "theory_exponents", "theory_points"]
+from .context_study import (ContextStudy, ContextStudyConfig, bias_ratio, context_study, growth_per_doubling,
+                            load_context_study, plateau_exponent)
+
+__all__ += ["ContextStudy", "ContextStudyConfig", "bias_ratio", "context_study", "growth_per_doubling",
+            "load_context_study", "plateau_exponent"]

@@ -1,0 +1,94 @@
+r"""Measures that claims read off sets of training curves, written so a bootstrap can resample their seeds.
+
+Paper B compares architectures by loss curves *averaged over seeds*: the step at which the seed-averaged held-out
+loss of one configuration first falls below the plateau threshold. For two configurations (a slow one, a fast one)
+on groups :math:`g` of runs (e.g. sparsities),
+
+.. math:: r = \exp\Big(\frac{1}{|G|}\sum_{g\in G} \ln\frac{\min(t^\text{slow}_g, T)}{t^\text{fast}_g}\Big),
+
+the geometric mean over the groups :math:`G` in which the fast configuration's averaged curve leaves the plateau
+within the budget :math:`T` (a slow curve still on it counts at :math:`T`, so :math:`r` is then a lower bound).
+Seed indices are arguments, so :func:`lib.stats.group_bootstrap_interval` can resample the seeds of each
+configuration.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .train.pattern_metrics import first_below
+
+__all__ = ["mean_curve_time", "curve_time_ratio", "heads_vs_head_size"]
+
+
+def mean_curve_time(steps, pred_loss, threshold: float, seeds=None) -> float:
+    """First step at which the mean over ``seeds`` (columns of ``pred_loss (K, n)``, default all) is below ``threshold``.
+
+    ``inf`` where the averaged curve never gets there. Repeated seed indices (a bootstrap resample) count repeatedly.
+    """
+    loss = np.asarray(pred_loss, dtype=float)
+    if loss.ndim != 2:
+        raise ValueError(f"pred_loss must be (K, seeds), got shape {loss.shape}")
+    idx = np.arange(loss.shape[1]) if seeds is None else np.asarray(seeds, dtype=int)
+    return float(first_below(steps, loss[:, idx].mean(1), threshold))
+
+
+def curve_time_ratio(slow, fast, n_groups: int, threshold: float, budget: float, slow_seeds=None, fast_seeds=None) -> float:
+    r"""Geometric mean over groups of slow / fast steps to leave the plateau, seed-averaged (module docstring).
+
+    Parameters
+    ----------
+    slow, fast : runs with ``steps (K,)`` and ``pred_loss (K, n_groups * seeds)``, group-major (the seeds of group
+        ``g`` are columns ``g * seeds`` to ``(g + 1) * seeds - 1``).
+    n_groups : int
+    threshold, budget : float
+        The plateau threshold and the training budget (a slow curve that never leaves counts at ``budget``).
+    slow_seeds, fast_seeds : int arrays, optional
+        Seed indices within a group (default all), e.g. a bootstrap resample.
+
+    Returns 0.0 where the fast configuration leaves the plateau in no group (no speed-up shown).
+    """
+    if n_groups < 1 or not budget > 0:
+        raise ValueError(f"need n_groups >= 1 and budget > 0, got {n_groups}, {budget}")
+    logs = []
+    for g in range(n_groups):
+        curves = []
+        for run, seeds in ((slow, slow_seeds), (fast, fast_seeds)):
+            loss = np.asarray(run.pred_loss, dtype=float)
+            if loss.shape[1] % n_groups:
+                raise ValueError(f"pred_loss has {loss.shape[1]} columns, not a multiple of n_groups={n_groups}")
+            k = loss.shape[1] // n_groups
+            curves.append(mean_curve_time(run.steps, loss[:, g * k : (g + 1) * k], threshold, seeds))  # (K, seeds)
+        t_slow, t_fast = curves
+        if math.isfinite(t_fast):
+            logs.append(math.log(min(t_slow, budget) / t_fast))
+    return float(math.exp(np.mean(logs))) if logs else 0.0
+
+
+def heads_vs_head_size(final_loss, heads, d_heads, tie: float, seeds=None) -> dict:
+    r"""More heads or bigger heads: from each cell :math:`(H, d)` of a grid, double :math:`H` or double :math:`d`.
+
+    Both double :math:`d_\text{model} = H d`. With :math:`\bar\ell(H, d)` the final loss averaged over ``seeds``
+    (indices into the last axis of ``final_loss (len(d_heads), len(heads), seeds)``, default all), a pair counts for
+    *more heads* when :math:`\bar\ell(H, 2d) - \bar\ell(2H, d) > ` ``tie``, for *bigger heads* when it is below
+    ``-tie``, and as a tie otherwise. Returns the counts and ``share`` = more / decisive (0.0 when no pair is decisive:
+    no evidence that more heads win).
+    """
+    loss = np.asarray(final_loss, dtype=float)
+    if loss.ndim != 3 or loss.shape[:2] != (len(d_heads), len(heads)):
+        raise ValueError(f"final_loss must be (len(d_heads), len(heads), seeds), got shape {loss.shape}")
+    idx = np.arange(loss.shape[2]) if seeds is None else np.asarray(seeds, dtype=int)
+    mean = loss[:, :, idx].mean(2)  # (d_head, H)
+    more = bigger = ties = 0
+    for i in range(len(d_heads) - 1):
+        for j in range(len(heads) - 1):
+            if heads[j + 1] != 2 * heads[j] or d_heads[i + 1] != 2 * d_heads[i]:
+                continue
+            diff = mean[i + 1, j] - mean[i, j + 1]  # (H, 2d) minus (2H, d)
+            more += diff > tie
+            bigger += diff < -tie
+            ties += abs(diff) <= tie
+    decisive = more + bigger
+    return dict(more=int(more), bigger=int(bigger), ties=int(ties), share=more / decisive if decisive else 0.0)

@@ -1,0 +1,54 @@
+"""lib.measures: seed-averaged curve times and their ratio, on curves whose crossing steps are known."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import lib
+
+
+def _run(cross, steps=np.arange(0, 101, 10)):
+    """Curves (K, groups*seeds) that drop from 1 to 0 at the given steps (inf: never)."""
+    cols = [np.where(steps >= c, 0.0, 1.0) for c in cross]
+    return SimpleNamespace(steps=steps, pred_loss=np.stack(cols, 1))
+
+
+def test_mean_curve_time_averages_the_chosen_seeds():
+    run = _run([20, 60])
+    assert lib.mean_curve_time(run.steps, run.pred_loss, 0.4) == 60  # the mean is 0.5 until both dropped
+    assert lib.mean_curve_time(run.steps, run.pred_loss, 0.6) == 20
+    assert lib.mean_curve_time(run.steps, run.pred_loss, 0.4, seeds=[0, 0]) == 20  # a resample of seed 0 only
+    assert lib.mean_curve_time(run.steps, run.pred_loss, -1.0) == np.inf
+    with pytest.raises(ValueError, match="seeds"):
+        lib.mean_curve_time(run.steps, run.pred_loss[:, 0], 0.5)
+
+
+def test_curve_time_ratio_is_a_geometric_mean_with_censoring_at_the_budget():
+    slow = _run([80, 80, np.inf, np.inf])  # two groups of two seeds; group 1 never leaves
+    fast = _run([10, 10, 20, 20])
+    r = lib.curve_time_ratio(slow, fast, 2, 0.5, 100)
+    assert r == pytest.approx(np.sqrt((80 / 10) * (100 / 20)))  # group 1 counts at the budget
+    assert lib.curve_time_ratio(fast, fast, 2, 0.5, 100) == pytest.approx(1.0)
+    never = _run([np.inf] * 4)
+    assert lib.curve_time_ratio(slow, never, 2, 0.5, 100) == 0.0  # no group where the fast one leaves
+    iv = lib.group_bootstrap_interval(lambda i, j: lib.curve_time_ratio(slow, fast, 2, 0.5, 100, i, j), (2, 2))
+    assert iv.lo == iv.hi == pytest.approx(r)  # identical seeds within each group: no spread
+    with pytest.raises(ValueError, match="multiple"):
+        lib.curve_time_ratio(_run([1, 2, 3]), fast, 2, 0.5, 100)
+
+
+def test_heads_vs_head_size_counts_each_doubling_pair_once():
+    heads, d_heads = (1, 2, 4), (2, 4)
+    loss = np.zeros((2, 3, 2))  # (d_head, H, seeds)
+    loss[1, 0] = 0.5  # (H=1, d=4) worse than (H=2, d=2): more heads win from (1, 2)
+    loss[0, 2] = 0.5  # (H=4, d=2) worse than (H=2, d=4): bigger heads win from (2, 2)
+    out = lib.heads_vs_head_size(loss, heads, d_heads, 0.01)
+    assert (out["more"], out["bigger"], out["ties"], out["share"]) == (1, 1, 0, 0.5)
+    assert lib.heads_vs_head_size(np.zeros((2, 3, 2)), heads, d_heads, 0.01)["share"] == 0.0  # all ties: no evidence
+    loss[1, 0] = [0.5, -0.5]  # seed 1 alone reverses the first pair into a tie
+    assert lib.heads_vs_head_size(loss, heads, d_heads, 0.01, seeds=[1, 1])["more"] == 0
+    with pytest.raises(ValueError, match="final_loss"):
+        lib.heads_vs_head_size(np.zeros((3, 3, 2)), heads, d_heads, 0.01)
