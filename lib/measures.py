@@ -20,7 +20,7 @@ import numpy as np
 
 from .train.pattern_metrics import first_below
 
-__all__ = ["mean_curve_time", "curve_time_ratio", "heads_vs_head_size"]
+__all__ = ["mean_curve_time", "curve_time_ratio", "heads_vs_head_size", "archs_beating", "seed_spread"]
 
 
 def mean_curve_time(steps, pred_loss, threshold: float, seeds=None) -> float:
@@ -92,3 +92,38 @@ def heads_vs_head_size(final_loss, heads, d_heads, tie: float, seeds=None) -> di
             ties += abs(diff) <= tie
     decisive = more + bigger
     return dict(more=int(more), bigger=int(bigger), ties=int(ties), share=more / decisive if decisive else 0.0)
+
+
+def archs_beating(losses: dict, ref: str, seeds: dict | None = None) -> int:
+    r"""How many architectures reach a lower mean held-out loss than ``ref``.
+
+    ``losses[a]`` is ``(K, seeds)``: the held-out loss of architecture ``a`` at each evaluation and seed; the score of
+    an architecture is its mean over training and over ``seeds[a]`` (indices, default all; a bootstrap resample).
+    """
+    if ref not in losses:
+        raise ValueError(f"ref {ref!r} is not among the architectures {sorted(losses)}")
+    seeds = seeds or {}
+
+    def score(a):
+        loss = np.asarray(losses[a], dtype=float)
+        if loss.ndim != 2:
+            raise ValueError(f"losses[{a!r}] must be (K, seeds), got shape {loss.shape}")
+        idx = seeds.get(a, np.arange(loss.shape[1]))
+        return loss[:, np.asarray(idx, dtype=int)].mean()
+
+    best = score(ref)
+    return int(sum(score(a) < best for a in losses if a != ref))
+
+
+def seed_spread(steps, seeds=None) -> float:
+    r"""Smallest over rows (model sizes) of the latest over the earliest seed's step, :math:`\min_i \max_k t_{ik} /
+    \max(\min_k t_{ik}, 1)`.
+
+    ``steps`` is ``(sizes, seeds)``; ``seeds`` one index array per row (default all), e.g. a bootstrap resample of
+    each size's seeds.
+    """
+    t = np.asarray(steps, dtype=float)
+    if t.ndim != 2:
+        raise ValueError(f"steps must be (sizes, seeds), got shape {t.shape}")
+    rows = [t[i] if seeds is None else t[i, np.asarray(seeds[i], dtype=int)] for i in range(len(t))]
+    return float(min(r.max() / max(r.min(), 1.0) for r in rows))

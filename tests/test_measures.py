@@ -52,3 +52,20 @@ def test_heads_vs_head_size_counts_each_doubling_pair_once():
     assert lib.heads_vs_head_size(loss, heads, d_heads, 0.01, seeds=[1, 1])["more"] == 0
     with pytest.raises(ValueError, match="final_loss"):
         lib.heads_vs_head_size(np.zeros((3, 3, 2)), heads, d_heads, 0.01)
+
+
+def test_archs_beating_counts_lower_mean_losses_and_takes_resampled_seeds():
+    losses = {"attention": np.full((3, 2), 0.5), "a": np.full((3, 2), 0.4), "b": np.array([[0.2, 0.9]] * 3)}
+    assert lib.archs_beating(losses, "attention") == 1  # b's mean 0.55 is worse; a is better
+    assert lib.archs_beating(losses, "attention", {"b": [0, 0]}) == 2  # b's good seed twice
+    with pytest.raises(ValueError, match="ref"):
+        lib.archs_beating(losses, "nope")
+
+
+def test_seed_spread_is_the_smallest_ratio_over_sizes():
+    steps = np.array([[100.0, 400.0], [50.0, 100.0]])
+    assert lib.seed_spread(steps) == 2.0
+    assert lib.seed_spread(steps, [[0, 0], [0, 1]]) == 1.0  # one seed twice: no spread
+    assert lib.seed_spread(np.array([[0.0, 5.0]])) == 5.0  # step 0 counts as 1
+    with pytest.raises(ValueError, match="sizes"):
+        lib.seed_spread(np.ones(3))

@@ -307,7 +307,8 @@ CLAIMS: tuple[Claim, ...] = (
     # ------------------------------------------------------------------------------------------------- paper B
     Claim("B-random", "At a fixed model and task the emergence step varies widely across seeds.",
           "Pythia 14M: ≈2.5K to ≈115K steps (Fig. 1); a seed spread of ≈4–5× in an independent reproduction", (
-              Check(CH5, "trained", "smallest over sizes of latest / earliest seed's emergence step (never = last step)",
+              Check(CH5, "trained", "smallest over sizes of latest / earliest seed's emergence step (never = last step; "
+                    "lib.seed_spread); interval: bootstrap over each size's seeds",
                     R(at_least(2.0), "half, on a log scale, of the smallest spread reported (4×, an independent "
                       "reproduction); the bounds 1.5 / 1.2 were set after the data (claims review)"), fmt=".2f",
                     control="the same spread within one run: the median step of its even against its odd prompts "
@@ -441,7 +442,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B-ca-best", "On the cellular automaton the transformer is the best architecture; Mamba, Gated DeltaNet and "
           "RWKV mostly underperform.", "qualitative", (
               Check(CH7, "trained", "architectures (of six others) with a lower mean held-out loss than the "
-                    "transformer (committed study)", R(at_most(0), "'best' means none better"),
+                    "transformer (committed study; lib.archs_beating); interval: bootstrap over each one's "
+                    "evaluation seeds", R(at_most(0), "'best' means none better"),
                     R(at_most(2), "at most two of six better"), fmt=".0f",
                     control="the same count for a model that stays at chance (held-out loss ln C throughout), which "
                     "learns nothing by construction: must fail",
