@@ -18,6 +18,13 @@ __all__ = ["Interval", "bootstrap_interval", "coefficient_of_variation", "group_
            "halves_ratio", "ratio_interval"]
 
 
+def _check_resampling(level: float, resamples: int) -> None:
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if resamples < 100:
+        raise ValueError(f"resamples must be >= 100, got {resamples!r}")
+
+
 @dataclass(frozen=True)
 class Interval:
     """A statistic over ``n`` values and its bootstrap interval ``[lo, hi]`` at ``level``."""
@@ -52,10 +59,7 @@ def bootstrap_interval(values, statistic: Callable[[np.ndarray], np.ndarray] = n
         raise ValueError(f"values must be 1-d with at least 2 entries, got shape {x.shape}")
     if np.isnan(x).any():
         raise ValueError("values must not contain NaN")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if resamples < 100:
-        raise ValueError(f"resamples must be >= 100, got {resamples!r}")
+    _check_resampling(level, resamples)
     rng = np.random.default_rng(seed)
     draws = x[rng.integers(0, x.size, size=(resamples, x.size))]  # (resamples, n)
     stats = np.asarray(statistic(draws, axis=-1), dtype=float)  # (resamples,)
@@ -77,10 +81,7 @@ def ratio_interval(a, b, statistic: Callable[[np.ndarray], np.ndarray] = np.medi
             raise ValueError(f"{name} must be 1-d with at least 2 entries, got shape {v.shape}")
         if not np.isfinite(v).all():
             raise ValueError(f"{name} must be finite (put censored runs at the budget)")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if resamples < 100:
-        raise ValueError(f"resamples must be >= 100, got {resamples!r}")
+    _check_resampling(level, resamples)
     rng = np.random.default_rng(seed)
     num = np.asarray(statistic(x[rng.integers(0, x.size, size=(resamples, x.size))], axis=-1), dtype=float)
     den = np.asarray(statistic(y[rng.integers(0, y.size, size=(resamples, y.size))], axis=-1), dtype=float)
@@ -103,10 +104,7 @@ def group_bootstrap_interval(statistic: Callable[..., float], sizes, *, level: f
     sizes = tuple(int(n) for n in np.atleast_1d(sizes))
     if not sizes or any(n < 2 for n in sizes):
         raise ValueError(f"every group needs at least 2 units, got sizes {sizes}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    if resamples < 100:
-        raise ValueError(f"resamples must be >= 100, got {resamples!r}")
+    _check_resampling(level, resamples)
     rng = np.random.default_rng(seed)
     stats = np.array([float(statistic(*(rng.integers(0, n, size=n) for n in sizes))) for _ in range(resamples)])
     if np.isnan(stats).any():
