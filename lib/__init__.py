@@ -150,9 +150,11 @@ from .train import AdamReplicasConfig, adam_measures, bracket_measures, load_ada
 __all__ += ["AdamReplicasConfig", "adam_measures", "bracket_measures", "load_adam_replicas"]
 
 # measures read off seed-averaged training curves (seed indices as arguments, for the bootstrap)
-from .measures import archs_beating, curve_time_ratio, heads_vs_head_size, mean_curve_time, seed_spread
+from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, heads_vs_head_size,
+                       mean_curve_time, seed_spread)
 
-__all__ += ["archs_beating", "curve_time_ratio", "heads_vs_head_size", "mean_curve_time", "seed_spread"]
+__all__ += ["LINEAR_MAP_EXIT", "SOLVED", "archs_beating", "automaton_exit", "curve_time_ratio", "heads_vs_head_size",
+            "mean_curve_time", "seed_spread"]
 
 # chapter 6's context sweep of the automaton, read again by chapter 8 (a committed study at the default seed)
 from .train import ContextStudyConfig, bias_ratio, growth_per_doubling, load_context_study, plateau_exponent

@@ -20,7 +20,25 @@ import numpy as np
 
 from .train.pattern_metrics import first_below
 
-__all__ = ["mean_curve_time", "curve_time_ratio", "heads_vs_head_size", "archs_beating", "seed_spread"]
+__all__ = ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size", "archs_beating", "seed_spread"]
+
+
+#: Linear map: the held-out output-bit loss below which a run has left the plateau (chance is ln 2 = 0.693; our
+#: choice, between chance and the first solved output bits).
+LINEAR_MAP_EXIT = 0.55
+
+#: A binary output (a row of the linear map, a run on predictable tokens) counts as learned below a tenth of chance.
+SOLVED = 0.1 * math.log(2)
+
+
+def automaton_exit(C: int, frac: float = 0.9) -> float:
+    r"""The automaton's plateau ends below :math:`0.9 \ln C` on the predictable cells (paper B's 1.3 at :math:`C = 4`
+    is :math:`0.94 \ln C`)."""
+    if isinstance(C, bool) or not isinstance(C, int) or C < 2:
+        raise ValueError(f"C must be an int >= 2, got {C!r}")
+    if not 0 < frac < 1:
+        raise ValueError(f"frac must be in (0, 1), got {frac!r}")
+    return frac * math.log(C)
 
 
 def mean_curve_time(steps, pred_loss, threshold: float, seeds=None) -> float:

@@ -69,3 +69,13 @@ def test_seed_spread_is_the_smallest_ratio_over_sizes():
     assert lib.seed_spread(np.array([[0.0, 5.0]])) == 5.0  # step 0 counts as 1
     with pytest.raises(ValueError, match="sizes"):
         lib.seed_spread(np.ones(3))
+
+
+def test_named_thresholds():
+    import math
+
+    assert lib.SOLVED == 0.1 * math.log(2) and 0.1 * math.log(2) < lib.LINEAR_MAP_EXIT < math.log(2)
+    assert lib.automaton_exit(4) == 0.9 * math.log(4) and lib.automaton_exit(2, 0.5) == 0.5 * math.log(2)
+    for bad in (dict(C=1), dict(C=2.0), dict(C=4, frac=1.0)):
+        with pytest.raises(ValueError):
+            lib.automaton_exit(**bad)
