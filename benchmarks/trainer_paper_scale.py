@@ -1,0 +1,164 @@
+"""The project's GPT trainer against a plain single-model PyTorch loop, at paper B's linear-map configuration.
+
+Paper B's linear map (S = 16, s = 3; one layer, d_model 128 = 8 heads of 16, MLP 512; 8,192 tokens = 256 sequences
+of 32 tokens per step; Adam, lr 1e-3, betas (0.9, 0.98), no weight decay, as the project trains it). (a) the
+project's trainer (:func:`lib.train.run_members`, one member, with its held-out evaluation at four points); (b) the
+same model written the usual way (nanoGPT style): ``nn.Embedding``, ``nn.LayerNorm``, ``nn.Linear`` layers, an
+explicit causal softmax, ``torch.optim.Adam``, one ``loss.backward()`` per step. (b) starts from (a)'s initial
+weights and draws (a)'s batches (the same seeded generator), so both must follow the same loss curve: checked,
+step by step, to float tolerance. Both run on one thread and are timed in process CPU time (the machine may be
+shared). Achieved FLOP/s use the analytic count of the model's multiply-adds (forward + backward = 3 x forward),
+against the dense fp32 matmul rate of this machine measured in the same run.
+
+The ratio is time(b) / time(a): above 1 the project's trainer is ahead of the plain loop.
+
+    python benchmarks/trainer_paper_scale.py [--steps 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("BOOK_PROGRESS", "0")
+from lib.models.gpt import init_gpt_params
+from lib.tasks import LinearMapTask
+from lib.train import GPTRunConfig, Member, run_members, task_parts
+
+SEED = 11
+
+
+def paper_config(steps: int) -> GPTRunConfig:
+    """Paper B's linear map as the project trains it (chapter 6's paper scale)."""
+    task = LinearMapTask(16, 3, seed=0, distinct=True)
+    return GPTRunConfig(members=(Member(task, seed=SEED),), n_heads=8, d_head=16, d_mlp=512, tokens_per_step=8192,
+                        steps=steps, lr=1e-3, eval_every=max(1, steps // 4), eval_tokens=8192)  # fmt: skip
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm block: causal self-attention (explicit softmax), then a GELU MLP."""
+
+    def __init__(self, d: int, n_heads: int, d_mlp: int, L: int):
+        super().__init__()
+        self.n_heads = n_heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
+        self.fc, self.out = nn.Linear(d, d_mlp), nn.Linear(d_mlp, d)
+        self.register_buffer("causal", torch.full((L, L), float("-inf")).triu(1))
+
+    def forward(self, x):
+        B, L, d = x.shape
+        H, dh = self.n_heads, d // self.n_heads
+        q, k, v = self.qkv(self.ln1(x)).view(B, L, 3, H, dh).permute(2, 0, 3, 1, 4)  # 3 x (B, H, L, dh)
+        att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(dh) + self.causal[:L, :L], dim=-1)  # (B, H, L, L)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(B, L, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class PlainGPT(nn.Module):
+    """One GPT as a user would write it, loaded from the project's stacked initial parameters (member 0)."""
+
+    def __init__(self, cfg: GPTRunConfig, params: dict):
+        super().__init__()
+        m = cfg.model()
+        d, L = m.width, m.n_ctx
+        self.tok, self.pos = nn.Embedding(m.vocab, d), nn.Embedding(L, d)
+        self.blocks = nn.ModuleList(Block(d, m.n_heads, m.hidden, L) for _ in range(m.n_layers))
+        self.ln_f, self.head = nn.LayerNorm(d), nn.Linear(d, m.vocab)
+        p = {k: v[0].detach().float() for k, v in params.items()}
+        with torch.no_grad():
+            self.tok.weight.copy_(p["tok"])
+            self.pos.weight.copy_(p["pos"])
+            for i, b in enumerate(self.blocks):
+                q = lambda name: p[f"b{i}_{name}"]  # noqa: E731
+                b.ln1.weight.copy_(q("ln1_g")), b.ln1.bias.copy_(q("ln1_b"))
+                b.ln2.weight.copy_(q("ln2_g")), b.ln2.bias.copy_(q("ln2_b"))
+                b.qkv.weight.copy_(q("w_qkv").T), b.proj.weight.copy_(q("w_o").T)  # nn.Linear stores (out, in)
+                b.fc.weight.copy_(q("w_in").T), b.fc.bias.copy_(q("b_in"))
+                b.out.weight.copy_(q("w_out").T), b.out.bias.copy_(q("b_out"))
+            self.ln_f.weight.copy_(p["lnf_g"]), self.ln_f.bias.copy_(p["lnf_b"])
+            self.head.weight.copy_(p["w_u"].T), self.head.bias.copy_(p["b_u"])
+
+    def forward(self, tokens):
+        x = self.tok(tokens) + self.pos.weight[: tokens.shape[1]]
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.ln_f(x))
+
+
+def plain_loop(cfg: GPTRunConfig) -> np.ndarray:
+    """Train :class:`PlainGPT` on the project's batches; the training loss of every step."""
+    member = cfg.members[0]
+    model = PlainGPT(cfg, init_gpt_params(cfg.model(), [member.seed]))
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=cfg.betas, eps=1e-8)
+    sample, gen = task_parts(member.task).sample, torch.Generator().manual_seed(10_007 * member.seed + 1)
+    losses = []
+    for _ in range(cfg.steps):
+        tokens = sample(cfg.batch, gen)  # (B, L + 1), the project's stream
+        logits = model(tokens[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return np.array(losses)
+
+
+def forward_flops(cfg: GPTRunConfig) -> float:
+    """Multiply-adds x 2 of one forward pass over a step's batch (matmuls only: projections, scores, mixing, MLP,
+    unembedding)."""
+    m = cfg.model()
+    d, H, L, B = m.width, m.n_heads, cfg.seq_len - 1, cfg.batch
+    per_token = m.n_layers * (3 * d * d + d * d + 2 * d * m.hidden) + d * m.vocab
+    attention = m.n_layers * 2 * L * L * d  # scores and mixing, all heads
+    return 2.0 * B * (L * per_token + attention)
+
+
+def matmul_rate(n: int = 1024, reps: int = 20) -> float:
+    """Dense fp32 matmul FLOP/s of this machine on one thread."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    t0 = time.process_time()
+    for _ in range(reps):
+        a @ b
+    return 2.0 * n**3 * reps / (time.process_time() - t0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=40)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    cfg = paper_config(args.steps)
+    run_members(paper_config(2)), plain_loop(paper_config(2))  # warm-up (allocator, lazy imports)
+
+    t0 = time.process_time()
+    project = run_members(cfg)
+    t_project = time.process_time() - t0
+    t0 = time.process_time()
+    plain = plain_loop(cfg)
+    t_plain = time.process_time() - t0
+
+    ours = project.train_loss[:, 0]  # the trainer's training loss at steps 0, k, 2k, ... (k = eval_every)
+    diff = float(np.abs(ours - plain[:: cfg.eval_every][: len(ours)]).max())
+    assert diff < 1e-3, f"the two loops do not learn the same thing: max |loss difference| {diff:.2e}"
+    peak, flops = matmul_rate(), 3 * forward_flops(cfg)
+    for name, t in (("project trainer", t_project), ("plain loop", t_plain)):
+        rate = flops * args.steps / t
+        print(f"{name:>15}: {1e3 * t / args.steps:6.1f} ms/step, {rate / 1e9:5.1f} GFLOP/s = {rate / peak:.0%} of dense matmul")
+    print(f"dense fp32 matmul on one thread: {peak / 1e9:.1f} GFLOP/s; max |loss difference| {diff:.1e} over {args.steps} steps")
+    print(f"ratio={t_plain / t_project:.2f}")
+
+
+if __name__ == "__main__":
+    main()
