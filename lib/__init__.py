@@ -24,7 +24,8 @@ from .claims import (
     within,
 )
 from .models import GPT, CopyHead, GPTConfig, HookPoint, attention, capture
-from .plots import attention_heatmap, legend_for_runs, mark_interval, plot_sweep
+from .plots import (action_landscape, action_landscape_figure, attention_heatmap, filtered_at, legend_for_runs,
+                    mark_interval, plot_sweep, scan_figure, scan_state, ternary_panel)
 from .progress import progress
 from .seeds import reseed, seed, seed_offset, seeds
 from .sweep import SweepError, SweepResult, run_sweep
@@ -105,7 +106,8 @@ __all__ = [
     "GPT", "GPTConfig", "GPTRun", "GPTRunConfig", "Member", "train_gpt", "attention_stats", "first_below",
     "midpoint_step", "row_drops", "spread", "success_rate",
     # plots
-    "attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs",
+    "attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs", "action_landscape", "action_landscape_figure",
+    "filtered_at", "scan_figure", "scan_state", "ternary_panel",
     # subpackages
     "models", "plots", "tasks", "train",
 ]
@@ -124,6 +126,17 @@ from .train.mixer_tuning import MixerTuning, MixerTuningConfig, load_mixer_tunin
 
 __all__ += ["MixerStudyConfig", "WidthStudyConfig", "load_mixer_study", "load_width_study"]
 __all__ += ["MixerTuning", "MixerTuningConfig", "load_mixer_tuning", "mean_loss_over_budget"]
+
+# chapter 7's committed comparison of the seven mixers (and its pre-pretraining)
+from .train.mixer_comparison import (PRE_CONTROL, PRE_VARIANTS, MixerComparison, MixerComparisonConfig,
+                                     load_mixer_comparison)
+
+__all__ += ["PRE_CONTROL", "PRE_VARIANTS", "MixerComparison", "MixerComparisonConfig", "load_mixer_comparison"]
+
+# chapter 6's committed transformer runs outside the context sweep
+from .train.emergence_runs import EmergenceRuns, EmergenceRunsConfig, load_emergence_runs
+
+__all__ += ["EmergenceRuns", "EmergenceRunsConfig", "load_emergence_runs"]
 
 # uncertainty over seeds, and chapter 6's sparsity sweep as a study
 from .stats import (Interval, bootstrap_interval, coefficient_of_variation, group_bootstrap_interval, halves_difference,
@@ -151,10 +164,12 @@ __all__ += ["AdamReplicasConfig", "adam_measures", "bracket_measures", "load_ada
 
 # measures read off seed-averaged training curves (seed indices as arguments, for the bootstrap)
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, heads_vs_head_size,
-                       mean_curve_time, seed_spread)
+                       fluctuation, input_bit_loss, mean_curve_time, relaxation_times, seed_spread)
+from .train.copy_dynamics import CopyDynamicsConfig, train_copy_dynamics
 
 __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "archs_beating", "automaton_exit", "curve_time_ratio", "heads_vs_head_size",
-            "mean_curve_time", "seed_spread"]
+            "fluctuation", "input_bit_loss", "mean_curve_time", "relaxation_times", "seed_spread"]
+__all__ += ["CopyDynamicsConfig", "train_copy_dynamics"]
 
 # chapter 6's context sweep of the automaton, read again by chapter 8 (a committed study at the default seed)
 from .train import ContextStudyConfig, bias_ratio, growth_per_doubling, load_context_study, plateau_exponent

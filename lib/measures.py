@@ -20,7 +20,8 @@ import numpy as np
 
 from .train.pattern_metrics import first_below
 
-__all__ = ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size", "archs_beating", "seed_spread"]
+__all__ = ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size", "archs_beating", "seed_spread",
+           "input_bit_loss", "relaxation_times", "fluctuation"]
 
 
 #: Linear map: the held-out output-bit loss below which a run has left the plateau (chance is ln 2 = 0.693; our
@@ -145,3 +146,43 @@ def seed_spread(steps, seeds=None) -> float:
         raise ValueError(f"steps must be (sizes, seeds), got shape {t.shape}")
     rows = [t[i] if seeds is None else t[i, np.asarray(seeds[i], dtype=int)] for i in range(len(t))]
     return float(min(r.max() / max(r.min(), 1.0) for r in rows))
+
+
+def input_bit_loss(loss, pred_loss, S: int) -> np.ndarray:
+    r"""Linear map: the held-out loss on the :math:`S-1` predictions of *input* bits, from the loss over all
+    :math:`2S-1` predictions and the loss over the :math:`S` output bits,
+
+    .. math:: \ell_\text{in} = \frac{(2S-1)\,\ell - S\,\ell_\text{out}}{S-1}.
+
+    The input bits are independent coin flips, so a causal model cannot do better than :math:`\ln 2` on them;
+    a loss below it means the model sees them (the unmasked MLP-Mixer's leak). Arrays broadcast, e.g. ``(K, E)``.
+    """
+    if isinstance(S, bool) or not isinstance(S, int) or S < 2:
+        raise ValueError(f"S must be an int >= 2, got {S!r}")
+    return (np.asarray(loss) * (2 * S - 1) - np.asarray(pred_loss) * S) / (S - 1)
+
+
+def relaxation_times(steps, target, tol: float = 0.05, floor: float = 0.01) -> np.ndarray:
+    r"""Per run, the recorded step after which the order parameter stays within ``tol`` of its final value.
+
+    ``target`` ``(..., K)`` is recorded at ``steps`` ``(K,)``; a run counts as relaxed from the first record
+    :math:`k` with :math:`|x_j - x_K| \le \text{tol}\,\max(|x_K|, \text{floor})` for every :math:`j \ge k`
+    (critical slowing down: near a continuous transition gradient descent relaxes ever more slowly).
+    """
+    steps, target = np.asarray(steps), np.asarray(target)
+    if target.shape[-1:] != steps.shape or steps.ndim != 1:
+        raise ValueError(f"target (..., K) must end with the K = {steps.shape} recorded steps, got {target.shape}")
+    final = target[..., -1:]
+    inside = np.abs(target - final) <= tol * np.maximum(np.abs(final), floor)
+    last_out = np.where(~inside, np.arange(inside.shape[-1]), -1).max(-1)  # the last record outside the band
+    return steps[np.minimum(last_out + 1, inside.shape[-1] - 1)]
+
+
+def fluctuation(target) -> tuple[np.ndarray, np.ndarray]:
+    """Variance in time of the order parameter over the second half of each run ``target`` ``(n_P, seeds, K)``:
+    its mean over seeds and the standard error of that mean, each ``(n_P,)``."""
+    target = np.asarray(target)
+    if target.ndim != 3 or target.shape[1] < 2:
+        raise ValueError(f"target must be (n_P, seeds >= 2, K), got {target.shape}")
+    v = target[..., target.shape[-1] // 2 :].var(-1)  # (n_P, seeds)
+    return v.mean(1), v.std(1, ddof=1) / np.sqrt(v.shape[1])

@@ -79,3 +79,35 @@ def test_named_thresholds():
     for bad in (dict(C=1), dict(C=2.0), dict(C=4, frac=1.0)):
         with pytest.raises(ValueError):
             lib.automaton_exit(**bad)
+
+
+def test_input_bit_loss_recovers_the_input_part_of_the_mean_loss():
+    S, rng = 8, np.random.default_rng(0)
+    inputs, outputs = rng.uniform(0, 1, (5, 3, S - 1)), rng.uniform(0, 1, (5, 3, S))
+    loss = np.concatenate([inputs, outputs], -1).mean(-1)  # over all 2S-1 predictions
+    got = lib.input_bit_loss(loss, outputs.mean(-1), S)
+    assert np.allclose(got, inputs.mean(-1))
+    with pytest.raises(ValueError, match="S"):
+        lib.input_bit_loss(loss, outputs.mean(-1), 1)
+
+
+def test_relaxation_time_is_the_first_record_after_the_last_one_outside_the_band():
+    steps = np.arange(0, 60, 10)  # (6,)
+    target = np.array([[0.0, 0.5, 0.9, 1.0, 1.02, 1.0],  # within 5 % of 1.0 from step 30 on
+                       [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],  # never outside: relaxed at the first record
+                       [0.0, 0.0, 0.0, 0.0, 0.0, 0.3]])  # only the last record is inside
+    assert lib.relaxation_times(steps, target).tolist() == [30, 0, 50]
+    slow = np.array([[0.0, 0.2, 0.4, 0.6, 0.8, 1.0]])  # a slower approach relaxes later
+    assert lib.relaxation_times(steps, slow)[0] > lib.relaxation_times(steps, target[:1])[0]
+    with pytest.raises(ValueError, match="steps"):
+        lib.relaxation_times(steps[:-1], target)
+
+
+def test_fluctuation_is_the_late_variance_averaged_over_seeds():
+    rng = np.random.default_rng(1)
+    noise = rng.normal(size=(2, 50, 400)) * np.array([0.1, 1.0])[:, None, None]  # two P values, 50 seeds
+    noise[..., :200] += 5.0  # a transient in the first half is left out
+    mean, se = lib.fluctuation(noise)
+    assert mean == pytest.approx([0.01, 1.0], rel=0.1) and np.all(se < 0.1 * mean)
+    with pytest.raises(ValueError, match="seeds"):
+        lib.fluctuation(noise[:, :1])

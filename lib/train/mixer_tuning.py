@@ -101,20 +101,33 @@ class MixerTuningConfig:
                    ca_T=16, ca_steps=3000, ca_layers=4, n_heads=8, d_head=16, d_state=16, d_mlp=512,
                    tokens_per_step=8192, eval_every=100, eval_tokens=16384)  # fmt: skip
 
-    def run_config(self, arch: str, task: str) -> GPTRunConfig:
-        """The stacked tuning run of ``arch`` on ``task`` ("linear map": sparsity-major, rate-minor; "automaton")."""
-        if task == "linear map":
-            members = [(LinearMapTask(self.lm_S, s, seed=self.map_seed, distinct=True), lr) for s in self.lm_s for lr in self.lrs]
-            steps, layers = self.lm_steps, self.lm_layers
-        elif task == "automaton":
-            ca = AutomatonTask(C=self.ca_C, S=self.ca_S, T=self.ca_T, N=self.ca_N, seed=self.ca_seed)
-            members, steps, layers = [(ca, lr) for lr in self.lrs], self.ca_steps, self.ca_layers
-        else:
+    def lm_task(self, s: int) -> LinearMapTask:
+        """The linear map at sparsity ``s``: ``lm_S`` bits, map ``map_seed``, distinct rows."""
+        return LinearMapTask(self.lm_S, s, seed=self.map_seed, distinct=True)
+
+    def ca_task(self, seed: int | None = None) -> AutomatonTask:
+        """The automaton: ``ca_C`` colours, ``ca_N`` tables drawn from ``seed`` (``None``: ``ca_seed``)."""
+        return AutomatonTask(C=self.ca_C, S=self.ca_S, T=self.ca_T, N=self.ca_N, seed=self.ca_seed if seed is None else seed)
+
+    def model(self, task: str) -> dict:
+        """The model and evaluation settings of ``task`` ("linear map" or "automaton"), as ``GPTRunConfig`` keywords."""
+        if task not in ("linear map", "automaton"):
             raise ValueError(f"task must be 'linear map' or 'automaton', got {task!r}")
-        model = dict(n_layers=layers, n_heads=self.n_heads, d_head=self.d_head, d_state=self.d_state,
-                     tokens_per_step=self.tokens_per_step, eval_every=self.eval_every, eval_tokens=self.eval_tokens)
+        model = dict(n_layers=self.lm_layers if task == "linear map" else self.ca_layers, n_heads=self.n_heads,
+                     d_head=self.d_head, d_state=self.d_state, tokens_per_step=self.tokens_per_step,
+                     eval_every=self.eval_every, eval_tokens=self.eval_tokens)  # fmt: skip
         if self.d_mlp is not None:
             model["d_mlp"] = self.d_mlp
+        return model
+
+    def run_config(self, arch: str, task: str) -> GPTRunConfig:
+        """The stacked tuning run of ``arch`` on ``task`` ("linear map": sparsity-major, rate-minor; "automaton")."""
+        model = self.model(task)
+        if task == "linear map":
+            members = [(self.lm_task(s), lr) for s in self.lm_s for lr in self.lrs]
+            steps = self.lm_steps
+        else:
+            members, steps = [(self.ca_task(), lr) for lr in self.lrs], self.ca_steps
         return GPTRunConfig(members=tuple(Member(t, seed=self.tune_seed, lr=lr) for t, lr in members), mixer=arch,
                             steps=steps, lr=self.lrs[min(1, len(self.lrs) - 1)], stop_below=self.solved,
                             eval_seed=self.eval_seed, **model)  # fmt: skip

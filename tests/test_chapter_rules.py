@@ -1,0 +1,154 @@
+"""The chapter rules (issue 15): chapters are lectures over one-call experiments in ``lib``.
+
+Enforced on every chapter:
+
+* ``defs``: no function or class definitions (a ``lambda`` passed to a ``lib`` call is an argument; helpers live in ``lib``: ``lib.plots``, ``lib.measures``, studies);
+* ``imports``: ``lib`` is imported as ``lib`` and its curated subpackages ``lib.theory`` and ``lib.lm``, never a
+  module under them (``from lib.train.copy_dynamics import ...``);
+* ``loops``: no loop or comprehension over training or fitting calls (``train*``, ``fit*``, ``scan_transition``,
+  ``run_sweep``): a set of runs is a study in ``lib``, one call;
+* ``long cells``: visible code cells of at most 20 non-blank lines;
+* ``code lines``: at most as many visible code lines as prose lines.
+
+The last three are not met by every chapter yet. ``DEBT`` records, per chapter, what is still outstanding, exactly:
+the test fails when a chapter gets worse *and* when it gets better without ``DEBT`` following (so the record only
+shrinks, in the commit that earns it).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.md"))
+MAX_CELL = 20
+ALLOWED_IMPORTS = {"lib", "lib.theory", "lib.lm"}
+TRAINING = re.compile(r"^(train|fit|scan_transition$|run_sweep$)")
+
+#: What each chapter still owes: loops over training/fitting calls, visible cells over 20 lines, and whether its
+#: visible code outnumbers its prose.
+DEBT = {
+    "01_copy_task": {"loops": 0, "long cells": 1, "code > prose": True},
+    "02_bayesian_posterior": {"loops": 0, "long cells": 4, "code > prose": True},
+    "03_linear_vs_softmax": {"loops": 4, "long cells": 3, "code > prose": True},
+    "04_adam_and_sgld": {"loops": 1, "long cells": 2, "code > prose": True},
+    "05_language_models": {"loops": 0, "long cells": 6, "code > prose": True},
+    "06_sparse_patterns": {"loops": 0, "long cells": 5, "code > prose": True},
+    "07_token_mixers": {"loops": 0, "long cells": 3, "code > prose": True},
+    "08_synthesis": {"loops": 1, "long cells": 2, "code > prose": True},
+}
+
+
+def _called_name(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+def chapter_report(text: str) -> dict:
+    """Every rule's findings for one chapter's MyST source ``text``."""
+    nb = jupytext.reads(text, fmt="md:myst")
+    code = prose = 0
+    report = {"defs": [], "imports": [], "loops": [], "long cells": []}
+    for cell in nb.cells:
+        lines = [ln for ln in cell.source.splitlines() if ln.strip()]
+        if cell.cell_type == "markdown":
+            prose += len(lines)
+            continue
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.get("tags", [])
+        if "remove-cell" in tags:  # the Colab bootstrap: not part of the lecture
+            continue
+        if not ("hide-input" in tags or "remove-input" in tags):
+            code += len(lines)
+            if len(lines) > MAX_CELL:
+                report["long cells"].append(len(lines))
+        tree = ast.parse("\n".join(ln for ln in cell.source.splitlines() if not ln.lstrip().startswith(("%", "!"))))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):  # a lambda argument is fine
+                report["defs"].append(node.name)
+            elif isinstance(node, ast.Import):
+                report["imports"] += [a.name for a in node.names if a.name.startswith("lib.") and a.name not in ALLOWED_IMPORTS]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "lib":
+                if node.module not in ALLOWED_IMPORTS or any(a.name not in ("theory", "lm") for a in node.names if node.module == "lib"):
+                    report["imports"].append(node.module)
+            if isinstance(node, (ast.For, ast.While)):
+                parts = node.body
+            elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+                parts = [node.elt]
+            elif isinstance(node, ast.DictComp):
+                parts = [node.key, node.value]
+            else:
+                continue
+            report["loops"] += [_called_name(m) for part in parts for m in ast.walk(part)
+                                if isinstance(m, ast.Call) and TRAINING.match(_called_name(m))]  # fmt: skip
+    report["code"], report["prose"] = code, prose
+    return report
+
+
+def debt(report: dict) -> dict:
+    return {"loops": len(report["loops"]), "long cells": len(report["long cells"]),
+            "code > prose": report["code"] > report["prose"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_chapter_keeps_the_rules(path):
+    report = chapter_report(path.read_text(encoding="utf-8"))
+    assert report["defs"] == [], f"{path.stem}: function or class definitions belong in lib: {report['defs']}"
+    assert report["imports"] == [], f"{path.stem}: import lib's curated names, not its modules: {report['imports']}"
+    assert debt(report) == DEBT[path.stem], (
+        f"{path.stem}: outstanding rules changed from {DEBT[path.stem]} to {debt(report)} "
+        f"(loops over {report['loops']}, long cells {report['long cells']}, {report['code']} code vs "
+        f"{report['prose']} prose lines); if it improved, update DEBT in this commit"
+    )
+
+
+def test_every_chapter_is_in_the_record():
+    assert set(DEBT) == {p.stem for p in CHAPTERS}
+
+
+CLEAN = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A chapter
+
+Prose first, one line.
+And another line of prose.
+And a third.
+
+```{code-cell} ipython3
+import lib
+
+runs = lib.load_context_study(lib.ContextStudyConfig.fast())
+```
+"""
+
+
+@pytest.mark.parametrize("cell, rule", [
+    ("def helper(x):\n    return x", "defs"),
+    ("from lib.train.copy_dynamics import train_copy_dynamics", "imports"),
+    ("import lib.train.copy_dynamics", "imports"),
+    ("runs = [lib.train_gpt(c) for c in configs]", "loops"),
+    ("for c in configs:\n    lib.fit_copy_map(c)", "loops"),
+    ("\n".join(f"x{i} = {i}" for i in range(21)), "long cells"),
+])  # fmt: skip
+def test_a_chapter_breaking_one_rule_is_caught(cell, rule):
+    assert all(not v for k, v in chapter_report(CLEAN).items() if k not in ("code", "prose"))
+    broken = chapter_report(CLEAN + f"\n```{{code-cell}} ipython3\n{cell}\n```\n")
+    assert broken[rule], rule
+    if rule != "long cells":
+        assert debt(chapter_report(CLEAN))["code > prose"] is False
+    assert debt(chapter_report(CLEAN + "\n```{code-cell} ipython3\nx = 1\ny = 2\nz = 3\n```\n"))["code > prose"] is True
