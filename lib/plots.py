@@ -12,7 +12,7 @@ import torch
 from matplotlib.collections import PolyCollection
 
 from .train.copy_map import CopyMapResult
-from .train.copy_objective import CopyPrior
+from .models.copy_objective import CopyPrior
 
 __all__ = ["attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs", "RUN_COLORS", "scan_figure",
            "filtered_at", "scan_state", "ternary_xy", "ternary_panel", "action_landscape", "action_landscape_figure"]

@@ -31,7 +31,7 @@ def test_setup_seeds_threads_and_device():
     assert torch.equal(a, torch.rand(3))
     assert torch.get_num_threads() == 1
     assert ctx.device.type == "cpu" and ctx.scale == "fast"
-    assert lib.context() is not ctx  # a new context per setup
+    assert lib.book.context() is not ctx  # a new context per setup
     full = lib.setup("01_x", fast=False)
     assert full.scale == "full"
     assert full.device.type == ("cuda" if torch.cuda.is_available() else "cpu")

@@ -72,7 +72,7 @@ def test_snapshot_accept_then_check(tmp_path):
     assert any("new claim" in line for line in bookctl.check_snapshot([a, b, c], "fast", snap))
     manifest = json.loads((snap.parent / "manifest.json").read_text())
     assert manifest["files"]["ledger.json"]["command"] == bookctl.ACCEPT_COMMAND
-    assert lib.verify_manifest(snap.parent) == []  # the snapshot is committed data like any other
+    assert lib.cache.verify_manifest(snap.parent) == []  # the snapshot is committed data like any other
     assert "missing" in bookctl.check_snapshot([a], "fast", tmp_path / "nowhere.json")[0]
 
 
@@ -119,7 +119,7 @@ def test_robustness_run_is_recorded_from_an_executed_book(tmp_path):
     runs = json.loads(target.read_text())["runs"]
     assert len(runs) == 1 and runs[0]["statuses"] == {}
     assert lib.claims.robustness_runs(target) == runs
-    assert lib.verify_manifest(target.parent) == []
+    assert lib.cache.verify_manifest(target.parent) == []
 
 
 def test_robustness_merge_redoes_only_the_named_chapters(tmp_path):

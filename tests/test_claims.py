@@ -26,35 +26,35 @@ REFERENCE_IDS = (
 
 # --------------------------------------------------------------------------------------------- criteria
 def test_criteria():
-    assert lib.between(1, 2)(1.5) and not lib.between(1, 2)(2.5)
-    assert lib.at_least(3)(3) and not lib.at_least(3)(2.99)
-    assert lib.at_most(3)(3) and not lib.at_most(3)(3.01)
-    assert lib.within(300, rel=0.1)(329) and not lib.within(300, rel=0.1)(331)
-    assert lib.within(0.2, tol=0.05)(0.16) and not lib.within(0.2, tol=0.05)(0.26)
-    assert lib.is_true()(True) and not lib.is_true()(False)
-    assert not lib.at_least(0)(float("nan"))
-    assert "300" in lib.within(300, rel=0.1).describe()
+    assert lib.claims.between(1, 2)(1.5) and not lib.claims.between(1, 2)(2.5)
+    assert lib.claims.at_least(3)(3) and not lib.claims.at_least(3)(2.99)
+    assert lib.claims.at_most(3)(3) and not lib.claims.at_most(3)(3.01)
+    assert lib.claims.within(300, rel=0.1)(329) and not lib.claims.within(300, rel=0.1)(331)
+    assert lib.claims.within(0.2, tol=0.05)(0.16) and not lib.claims.within(0.2, tol=0.05)(0.26)
+    assert lib.claims.is_true()(True) and not lib.claims.is_true()(False)
+    assert not lib.claims.at_least(0)(float("nan"))
+    assert "300" in lib.claims.within(300, rel=0.1).describe()
 
 
 def test_criterion_on_an_interval():
-    assert lib.at_least(1).holds_on(1.0, 5.0) and not lib.at_least(1).holds_on(0.9, 5.0)
-    assert lib.at_most(1).holds_on(-np.inf, 1.0) and not lib.at_most(1).holds_on(0.5, 1.1)
-    assert lib.between(0, 1).holds_on(0.2, 0.8) and not lib.between(0, 1).holds_on(0.2, 1.2)
+    assert lib.claims.at_least(1).holds_on(1.0, 5.0) and not lib.claims.at_least(1).holds_on(0.9, 5.0)
+    assert lib.claims.at_most(1).holds_on(-np.inf, 1.0) and not lib.claims.at_most(1).holds_on(0.5, 1.1)
+    assert lib.claims.between(0, 1).holds_on(0.2, 0.8) and not lib.claims.between(0, 1).holds_on(0.2, 1.2)
     with pytest.raises(ValueError, match="qualitative"):
-        lib.is_true().holds_on(0, 1)
+        lib.claims.is_true().holds_on(0, 1)
 
 
 @pytest.mark.parametrize(
     "make, match",
     [
-        (lambda: lib.between(2, 1), "lo < hi"),
-        (lambda: lib.between(0, float("inf")), "finite"),
-        (lambda: lib.at_least(float("nan")), "finite"),
-        (lambda: lib.within(1.0), "exactly one"),
-        (lambda: lib.within(1.0, rel=0.1, tol=0.1), "exactly one"),
-        (lambda: lib.within(1.0, rel=-0.1), "rel"),
-        (lambda: lib.within(1.0, tol=0.0), "tol"),
-        (lambda: lib.at_most("3"), "finite"),
+        (lambda: lib.claims.between(2, 1), "lo < hi"),
+        (lambda: lib.claims.between(0, float("inf")), "finite"),
+        (lambda: lib.claims.at_least(float("nan")), "finite"),
+        (lambda: lib.claims.within(1.0), "exactly one"),
+        (lambda: lib.claims.within(1.0, rel=0.1, tol=0.1), "exactly one"),
+        (lambda: lib.claims.within(1.0, rel=-0.1), "rel"),
+        (lambda: lib.claims.within(1.0, tol=0.0), "tol"),
+        (lambda: lib.claims.at_most("3"), "finite"),
     ],
 )
 def test_bad_criteria(make, match):
@@ -117,8 +117,8 @@ def test_list_command(tmp_path):
 
 # --------------------------------------------------------------------------------------------- the rules
 def check(kind="trained", control="the effect removed", **kw):
-    base = dict(chapter="99_test_chapter", kind=kind, measure="m", reproduced=Rule(lib.at_least(0.9), "paper: 1"),
-                partial=Rule(lib.at_least(0.5), "half"), control=control)  # fmt: skip
+    base = dict(chapter="99_test_chapter", kind=kind, measure="m", reproduced=Rule(lib.claims.at_least(0.9), "paper: 1"),
+                partial=Rule(lib.claims.at_least(0.5), "half"), control=control)  # fmt: skip
     base.update(kw)
     return Check(**base)
 
@@ -141,7 +141,7 @@ def test_reproduced_needs_interval_control_and_robustness():
 
 
 def test_partial_contradicted_derived_and_not_run():
-    c = check(contradicted=Rule(lib.at_most(-0.5), "the opposite"))
+    c = check(contradicted=Rule(lib.claims.at_most(-0.5), "the opposite"))
     assert judge(c, 0.6)[0] == "partial"
     assert judge(c, 0.6, interval=(0.4, 0.7))[0] == "not at our scale"  # with an interval, all of it must pass
     assert judge(c, 0.1)[0] == "not at our scale"
@@ -149,14 +149,14 @@ def test_partial_contradicted_derived_and_not_run():
     assert judge(c, -0.6, interval=(-0.9, -0.55))[0] == "contradicted"
     assert judge(c, -0.6, interval=(-0.9, -0.2))[0] == "not at our scale"  # a contradiction needs all of it too
     assert judge(c, None)[0] == "not run"
-    assert judge(check(kind="derived", control="", contradicted=Rule(lib.at_most(-0.5), "x")), -0.6)[0] == "contradicted"
+    assert judge(check(kind="derived", control="", contradicted=Rule(lib.claims.at_most(-0.5), "x")), -0.6)[0] == "contradicted"
     d = check(kind="derived", control="")
     assert judge(d, 0.95)[:2] == ("derived", "derived") and judge(d, 0.95)[2] == []  # never counted as reproduced
     assert judge(d, 0.6)[0] == "partial" and judge(d, 0.1)[0] == "not at our scale"
 
 
 def test_a_qualitative_claim_has_no_interval_requirement():
-    q = check(reproduced=Rule(lib.is_true("holds"), "paper"), partial=None)
+    q = check(reproduced=Rule(lib.claims.is_true("holds"), "paper"), partial=None)
     assert judge(q, True, control=False, robust=(3, 3))[0] == "reproduced"
     assert judge(q, True, control=True, robust=(3, 3))[2] == ["the control passes the criterion too"]
     assert judge(q, False)[0] == "not at our scale"

@@ -114,7 +114,7 @@ def test_pair_export_is_a_two_step_local_suite(tiny, tmp_path):
 
 
 def test_missing_or_stale_results_fail_with_the_regenerating_command(tmp_path):
-    from lib import Cache
+    from lib.cache import Cache
     from lib.lm import results
 
     cache = Cache(tmp_path / "cache", data_dir=tmp_path, enabled=True)
@@ -123,7 +123,7 @@ def test_missing_or_stale_results_fail_with_the_regenerating_command(tmp_path):
 
 
 def test_committed_results_are_consistent(tmp_path):
-    from lib import Cache
+    from lib.cache import Cache
     from lib.lm import results
 
     if not results.COMMITTED_INDEX.is_file():
@@ -139,7 +139,7 @@ def test_committed_results_are_consistent(tmp_path):
 
 
 def test_committed_analysis_is_read_with_the_cache_turned_off(tmp_path):
-    from lib import Cache
+    from lib.cache import Cache
     from lib.lm import results
 
     if not results.COMMITTED_INDEX.is_file():

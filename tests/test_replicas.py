@@ -13,7 +13,7 @@ from lib.train.adam_replicas import AdamReplicasConfig, adam_measures, adam_repl
 from lib.train.scan_replicas import SUMMARY_FIELDS, ScanReplicasConfig, scan_replicas, scan_summary
 
 ADAM = lib.AdamConfig(lr=0.05, steps=150, lr_final=1e-3)
-TINY_SCAN = lib.CopyMapConfig("softmax", V=4, L=6, P_grid=(10, 40, 160), init_seeds=(0,), adam=ADAM)
+TINY_SCAN = lib.train.CopyMapConfig("softmax", V=4, L=6, P_grid=(10, 40, 160), init_seeds=(0,), adam=ADAM)
 
 
 def test_scan_replicas_repeat_each_scan_on_each_data_set_as_a_direct_scan_would():

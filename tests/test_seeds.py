@@ -10,15 +10,15 @@ from lib.seeds import SEED_STRIDE
 
 def test_default_offset_changes_nothing(monkeypatch):
     monkeypatch.delenv("BOOK_SEED", raising=False)
-    cfg = lib.CopyMapConfig("softmax", V=8, L=16, P_grid=(10, 20), init_seeds=(0, 1))
-    assert lib.seed_offset() == 0 and lib.seed(3) == 3 and lib.seeds((0, 1)) == (0, 1)
+    cfg = lib.train.CopyMapConfig("softmax", V=8, L=16, P_grid=(10, 20), init_seeds=(0, 1))
+    assert lib.seed_offset() == 0 and lib.seed(3) == 3 and lib.seeds.seeds((0, 1)) == (0, 1)
     assert lib.reseed(cfg) is cfg  # the same object: the default build's cache keys are untouched
 
 
 def test_offset_moves_every_seed_field_recursively(monkeypatch):
     monkeypatch.setenv("BOOK_SEED", "2")
     assert lib.seed(3) == 3 + 2 * SEED_STRIDE
-    cfg = lib.CopyMapConfig("softmax", V=8, L=16, P_grid=(10, 20), init_seeds=(0, 1))
+    cfg = lib.train.CopyMapConfig("softmax", V=8, L=16, P_grid=(10, 20), init_seeds=(0, 1))
     moved = lib.reseed(cfg)
     assert moved.init_seeds == (2 * SEED_STRIDE, 2 * SEED_STRIDE + 1)
     assert moved.data_seed == cfg.data_seed + 2 * SEED_STRIDE and moved.P_grid == cfg.P_grid
@@ -34,7 +34,7 @@ def test_offsets_never_collide_and_are_not_applied_twice(monkeypatch):
     assert len({lib.seed(s) for s in range(50)} | {s for s in range(50)}) == 100
     with pytest.raises(ValueError, match="below"):
         lib.seed(lib.seed(0))  # applying the offset twice is refused
-    cfg = lib.reseed(lib.CopyMapConfig("softmax", V=8, L=16, P_grid=(10,), init_seeds=(0,)))
+    cfg = lib.reseed(lib.train.CopyMapConfig("softmax", V=8, L=16, P_grid=(10,), init_seeds=(0,)))
     with pytest.raises(ValueError, match="below"):
         lib.reseed(cfg)
 

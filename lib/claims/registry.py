@@ -159,7 +159,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("A-soft-order", "Softmax attention: the copy order parameter jumps discontinuously at P* (first-order "
           "transition); two minima coexist.", "first-order transition (abstract)", (
               Check(CH1, "trained", "share of the target-attention rise across the steepest coarse step that falls in "
-                    "the largest fine step, Adam filtered to the lowest U (lib.jump_fraction); median over five data sets (the "
+                    "the largest fine step, Adam filtered to the lowest U (lib.train.jump_fraction); median over five data sets (the "
                     "chapter's and four of lib.train.scan_replicas)",
                     R(at_least(0.8), _JUMP), R(at_least(0.5), "half of the rise in one fine step"),
                     control="the same share for linear attention, which paper A says rises continuously", fmt=".2f"),
@@ -174,7 +174,7 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("A-soft-coexist", "Softmax attention: two minima (uniform and copy) coexist around P*.",
           "coexisting minima (first-order signature)", (
-              Check(CH1, "trained", "fine-grid P at which Adam converges to two distinct minima (lib.count_minima); median over "
+              Check(CH1, "trained", "fine-grid P at which Adam converges to two distinct minima (lib.train.count_minima); median over "
                     "five data sets",
                     R(at_least(2), "coexistence over a range of P, not one accidental grid point"),
                     control="the same count for linear attention (one minimum expected)", fmt=".0f"),
@@ -202,7 +202,7 @@ CLAIMS: tuple[Claim, ...] = (
           ), choice=_L32),
     Claim("A-lin-order", "Linear attention: the copy pattern grows continuously (second-order onset, then a smooth "
           "crossover).", "continuous (abstract)", (
-              Check(CH1, "trained", "the same share as A-soft-order, for linear attention (lib.jump_fraction); median over five data "
+              Check(CH1, "trained", "the same share as A-soft-order, for linear attention (lib.train.jump_fraction); median over five data "
                     "sets",
                     R(at_most(0.3), _SMOOTH),
                     control="the same share for softmax attention, which paper A says jumps", fmt=".3f"),
@@ -251,7 +251,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("A-loss", "Softmax: a sharp loss drop at P*; linear: a continuous drop, a plateau, a slower second drop.",
           "qualitative", (
               Check(CH1, "trained", "share of the test-loss drop in one fine step: softmax ≥ 0.8 and linear ≤ 0.3 "
-                    "(lib.jump_fraction on the loss)", R(is_true("softmax ≥ 0.8 and linear ≤ 0.3"), _JUMP),
+                    "(lib.train.jump_fraction on the loss)", R(is_true("softmax ≥ 0.8 and linear ≤ 0.3"), _JUMP),
                     control="the same test with the two heads exchanged (softmax smooth and linear sharp): must fail"),
               Check(CH3, "derived", "the theory's Bayes test loss: two separate linear drops and a softmax jump",
                     R(is_true("two separate linear drops (plateau rate < 0.5 of the smaller drop) and a softmax jump"),

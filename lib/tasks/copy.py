@@ -11,7 +11,7 @@ through the pair counts
 
 .. math:: N_{jkab} = \#\{\mu : t^\mu_j = a,\ t^\mu_k = b\},
 
-an ``(L, L, V, V)`` tensor whose size does not grow with ``P`` (see :mod:`lib.train.copy_objective`). For fresh data the
+an ``(L, L, V, V)`` tensor whose size does not grow with ``P`` (see :mod:`lib.models.copy_objective`). For fresh data the
 expected counts per sequence are :math:`\delta_{jk}\delta_{ab}/V + (1-\delta_{jk})/V^2` (:func:`population_counts`),
 which turns the test loss into a closed form.
 """

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ..tasks.copy import check_size
-from ..train.copy_objective import CopyPrior
+from ..models.copy_objective import CopyPrior
 from ._validate import F64, MODELS, as_f64
 
 _DEFAULT = CopyPrior()

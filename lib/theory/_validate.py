@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..tasks.copy import check_size
-from ..train.copy_objective import CopyPrior
+from ..models.copy_objective import CopyPrior
 
 F64 = torch.float64
 

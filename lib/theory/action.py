@@ -53,7 +53,7 @@ import torch
 
 from ..models.copy_head import attention
 from ..tasks.copy import shift_matrix
-from ..train.copy_objective import CopyPrior
+from ..models.copy_objective import CopyPrior
 from ._validate import METHODS, MODELS, as_f64, check_method, check_model, check_prior
 from .posterior import attention_of, prior_term
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..train.copy_objective import CopyPrior, copy_sq_error
+from ..models.copy_objective import CopyPrior, copy_sq_error
 from ._check_args import _DEFAULT, _EXACT_MODELS, _beta_arg, _check_counts, _count, _square
 from ._validate import F64, check_choice, check_model, check_prior
 from .posterior import _n_seq, attention_of, posterior_terms, readout_posterior
@@ -180,7 +180,7 @@ def w_marginal_mc(model: str, G, counts: torch.Tensor, *, beta=None, prior: Copy
 
     # the MAP readout: minimise U(G, W) = E(G, W) + ||W||^2/(2 sigma_W2) over W in closed form (ridge), and the
     # gradient of U at the posterior mean
-    from ..train.copy_objective import optimal_readout
+    from ..models.copy_objective import optimal_readout
 
     W_map = optimal_readout(A, counts, ridge=kappa / prior.sigma_W2)
     Wm = mean.clone().requires_grad_(True)

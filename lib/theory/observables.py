@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ..tasks.copy import population_counts
-from ..train.copy_objective import CopyPrior, population_loss
+from ..models.copy_objective import CopyPrior, population_loss
 from ._validate import F64, as_f64, check_method, check_model, check_prior, check_P, check_sizes
 from .action import MODELS, epsilon, order_parameter_attention, reduced_overlaps
 from .posterior import readout_posterior

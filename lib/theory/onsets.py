@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..train.copy_objective import CopyPrior
+from ..models.copy_objective import CopyPrior
 from ._validate import F64, check_method, check_model, check_prior, check_sizes, scalar_or_array
 from .grids import GridSpec, action_z, grid_axes
 from .solvers import action_derivatives, newton_refine

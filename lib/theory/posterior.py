@@ -12,7 +12,7 @@ Attention maps (``model``):
 Given :math:`G` the model is Bayesian linear regression on the features :math:`\phi_{\mu i} = \sum_j A_{ij}x^\mu_j`
 (stacked into :math:`\Phi \in \mathbb R^{PL\times V}`), so :math:`W` integrates out in closed form. With
 :math:`\lambda = \kappa/\sigma_W^2`, :math:`\Gamma = \Phi^\top\Phi`, :math:`C = \Phi^\top Y` (both from the pair counts
-by :func:`lib.train.copy_objective.readout_moments`, at a cost independent of :math:`P`) and :math:`\lVert Y\rVert^2 = PL`,
+by :func:`lib.models.copy_objective.readout_moments`, at a cost independent of :math:`P`) and :math:`\lVert Y\rVert^2 = PL`,
 
 .. math::
     -\ln p(G\mid D) = \underbrace{\frac{\lVert G\rVert_F^2}{2\sigma_G^2}}_{\text{prior}}
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..models.copy_head import attention
-from ..train.copy_objective import CopyPrior, readout_moments
+from ..models.copy_objective import CopyPrior, readout_moments
 from ._validate import MODELS, as_f64, check_method, check_model, check_prior
 
 __all__ = ["PosteriorTerms", "attention_of", "prior_term", "posterior_terms", "neg_log_posterior", "readout_posterior"]

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ..tasks.copy import CopyTask, nested_pair_counts, sample_tokens
-from ..train.copy_objective import CopyPrior
+from ..models.copy_objective import CopyPrior
 from ._check_args import _DEFAULT, _EXACT_MODELS, _beta_arg, _count, _positive, _square
 from ._validate import F64, check_method, check_model, check_prior
 from .action import large_p_action

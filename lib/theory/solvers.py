@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..train.copy_objective import CopyPrior
+from ..models.copy_objective import CopyPrior
 from ._validate import F64, check_method, check_model, check_prior, check_P, check_sizes
 from .action import ORDER_PARAMETERS, epsilon, reduced_action, reduced_overlaps
 from .grids import GridSpec, action_z, grid_axes, discrete_minima, grid_values, x_to_z, z_to_x

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..train.copy_objective import CopyPrior
+from ..models.copy_objective import CopyPrior
 from ._validate import F64, check_choice, check_method, check_prior, check_sizes, make_prior, scalar_or_array
 from .action import epsilon, reduced_overlaps
 from .grids import GridSpec

@@ -1,7 +1,7 @@
 """Training: the batched ensemble trainer, paper A's MAP fitting and SGLD, paper B's GPT trainer, the committed studies."""
 
 from .copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
-from .copy_objective import (
+from ..models.copy_objective import (
     CopyPrior,
     copy_objective,
     copy_sq_error,

@@ -23,7 +23,7 @@ import torch
 from ..cache import cached
 from ..models.copy_head import attention, init_copy_params
 from ..tasks.copy import CopyTask, check_size, copy_batch, nested_pair_counts, sample_tokens
-from .copy_objective import CopyPrior, copy_objective, target_attention
+from ..models.copy_objective import CopyPrior, copy_objective, target_attention
 from .copy_problem import check_copy_grid, default_init_G
 from .ensemble import AdamConfig, train_ensemble
 

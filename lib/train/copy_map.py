@@ -1,6 +1,6 @@
 r"""MAP fitting of paper A's copy head with Adam, over a grid of training-set sizes, filtered to the global minimum.
 
-The objective is :func:`lib.train.copy_objective.copy_objective` (data through pair counts: a step costs the same at
+The objective is :func:`lib.models.copy_objective.copy_objective` (data through pair counts: a step costs the same at
 any P). Filtering (paper A: "Adam filtered to the global minimum"): for every :math:`P` we run several random
 initialisations plus one copy-initialised run, all as one batched computation, and keep the lowest :math:`U`.
 """
@@ -15,7 +15,7 @@ import torch
 from ..cache import cached
 from ..models.copy_head import attention, init_copy_params
 from ..tasks.copy import check_size
-from .copy_objective import CopyPrior, copy_sq_error, population_loss, target_attention
+from ..models.copy_objective import CopyPrior, copy_sq_error, population_loss, target_attention
 from .copy_problem import build_copy_problem, check_copy_grid, default_init_G, positive_trace
 from .ensemble import AdamConfig, train_ensemble
 

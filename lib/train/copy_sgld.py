@@ -1,7 +1,7 @@
 r"""Bayesian sampling of paper A's copy head: Langevin chains on :math:`(G, W[, \beta])` over a grid of P.
 
 The target is the posterior :math:`p(G, W, \beta \mid D) \propto e^{-U}` with :math:`U` the MAP objective of
-:mod:`lib.train.copy_objective` (likelihood at temperature :math:`T` plus Gaussian priors): its data term is computed from
+:mod:`lib.models.copy_objective` (likelihood at temperature :math:`T` plus Gaussian priors): its data term is computed from
 the pair counts, so a step costs the same at every P, and all chains at all P run as one batched computation
 (:func:`lib.train.sgld.langevin`). At each P there are chains from random initialisations and chains started near
 the copy solution: near a first-order transition the two kinds stay on their own branch for the whole run
@@ -22,7 +22,7 @@ import torch
 from ..cache import cached
 from ..models.copy_head import attention, init_copy_params
 from ..tasks.copy import check_size
-from .copy_objective import CopyPrior, population_loss, target_attention
+from ..models.copy_objective import CopyPrior, population_loss, target_attention
 from .copy_problem import build_copy_problem, check_copy_grid, default_init_G, positive_trace
 from .sgld import SGLDConfig, effective_sample_size, langevin, split_rhat
 

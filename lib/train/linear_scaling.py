@@ -4,7 +4,7 @@ Paper A says linear attention first learns uniform pooling at :math:`P_1 \propto
 crosses over smoothly to the copy pattern at :math:`P_\times \propto L^{3/2} V^{1/2}`. Chapter 3 derives both from
 our saddle-point theory, and finds that its spike-plus-bulk refinement (the :math:`L^2`-dimensional fluctuations of
 G) moves the crossover to :math:`P_\times \propto L^2`. This study lets *samples* decide: Langevin chains of the
-linear head's posterior (:func:`lib.train.sgld.langevin` on the MAP objective of :mod:`lib.train.copy_objective`)
+linear head's posterior (:func:`lib.train.sgld.langevin` on the MAP objective of :mod:`lib.models.copy_objective`)
 at every P of a wide grid, for several (V, L) and several independent data draws. Per sample it keeps two
 numbers of the attention matrix: the uniform coefficient :math:`\hat c_1` (:func:`uniform_coefficient`) and the
 copy share (:func:`copy_share`, the fraction of the non-uniform pattern along the copy matrix); their chain means
@@ -37,7 +37,7 @@ from ..cache import Cache, cached, load_committed, publish
 from ..models.copy_head import attention, init_copy_params
 from ..progress import progress
 from ..tasks.copy import check_size
-from .copy_objective import CopyPrior
+from ..models.copy_objective import CopyPrior
 from .copy_problem import CopyProblem, build_copy_problem, positive_trace
 from .sgld import SGLDConfig, langevin, split_rhat
 

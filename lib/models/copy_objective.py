@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..models.copy_head import attention, check_kind
+from .copy_head import attention, check_kind
 from ..tasks.copy import population_counts, shift_matrix
 
 __all__ = [
