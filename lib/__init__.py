@@ -9,12 +9,13 @@ Everything else (the results cache, sweeps, the claim criteria, trainers' intern
 from . import models, tasks, train
 
 # book glue: scale, seeds, glued values, claims, widgets
-from .book import finish, glue, interact, setup
+from .book import finish, glue, glue_all, interact, setup
 from .claims import REGISTRY, claim
 from .env import DATA_DIR
 from .seeds import reseed, seed, seed_offset
 
-__all__ = ["setup", "glue", "finish", "interact", "claim", "REGISTRY", "DATA_DIR", "seed", "seed_offset", "reseed"]
+__all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "REGISTRY", "DATA_DIR", "seed",
+           "seed_offset", "reseed"]
 
 # paper A: the copy task, the copy head, its objective, MAP fitting, Langevin sampling, transition scans (ch. 1-4)
 from .models import CopyHead, capture
@@ -32,23 +33,29 @@ __all__ += ["CopyTask", "sample_tokens", "copy_batch", "pair_counts", "populatio
 from .train import (AdamReplicasConfig, LinearScalingConfig, ScanReplicasConfig, adam_measures, bracket_measures,
                     load_adam_replicas, load_linear_scaling, load_scan_replicas, onset_calibration, scaling_exponents,
                     scaling_points, theory_exponents, theory_points)  # fmt: skip
-from .train.copy_dynamics import CopyDynamicsConfig, train_copy_dynamics
+from .train.copy_dynamics import CopyDynamicsConfig, size_grid, train_copy_dynamics, train_copy_heads
+from .train.copy_map_set import fit_copy_maps  # chapter 4: a set of MAP fits in one call
+from .readouts import coverage_checks, marginal_checks  # chapter 2's checks of the derivation
+from .train.scaling_fits import fit_power_laws  # chapter 3: a set of power-law fits in one call
+from .readouts import (crossover_scaling, linear_curve_readouts, onset_scaling, sample_efficiency,
+                             softmax_scaling)  # chapter 3: the theory's curves and critical sizes
 
 __all__ += ["ScanReplicasConfig", "load_scan_replicas", "AdamReplicasConfig", "adam_measures", "bracket_measures",
             "load_adam_replicas", "LinearScalingConfig", "load_linear_scaling", "onset_calibration",
             "scaling_exponents", "scaling_points", "theory_exponents", "theory_points", "CopyDynamicsConfig",
-            "train_copy_dynamics"]  # fmt: skip
+            "train_copy_dynamics", "marginal_checks", "coverage_checks", "fit_power_laws", "size_grid",
+            "train_copy_heads", "fit_copy_maps", "linear_curve_readouts", "softmax_scaling", "onset_scaling",
+            "crossover_scaling", "sample_efficiency"]  # fmt: skip
 
 # paper B: the synthetic tasks, the stacked GPT and its seven token mixers, training, pattern metrics (ch. 6-7)
 from .models import ARCHITECTURES, GPT, LABELS, GPTConfig, input_attribution, input_sensitivity
 from .tasks import (AutomatonTask, LinearMapTask, automaton_mask, dyck_optimal_loss, linear_map_mask, sample_map,
                     sample_rules)  # fmt: skip
-from .train import GPTRunConfig, Member, first_below, midpoint_step, row_drops, spread, train_gpt
+from .train import GPTRunConfig, Member, first_below, midpoint_step, spread, train_gpt
 
 __all__ += ["LinearMapTask", "AutomatonTask", "sample_map", "sample_rules", "linear_map_mask", "automaton_mask",
             "dyck_optimal_loss", "GPT", "GPTConfig", "ARCHITECTURES", "LABELS", "input_attribution",
-            "input_sensitivity", "GPTRunConfig", "Member", "train_gpt", "first_below", "midpoint_step", "row_drops",
-            "spread"]  # fmt: skip
+            "input_sensitivity", "GPTRunConfig", "Member", "train_gpt", "first_below", "midpoint_step", "spread"]  # fmt: skip
 
 # paper B's committed studies (chapters 6-8): sweeps, runs, the mixers' tuning and comparison
 from .train import (ContextStudyConfig, MixerStudyConfig, SparsityStudyConfig, WidthStudyConfig, bias_ratio,
@@ -65,14 +72,43 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 
 # measures read off training curves, and intervals over seeds (seed indices as arguments, for the bootstrap)
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
-                       heads_vs_head_size, input_bit_loss, mean_curve_time, relaxation_times, seed_spread)  # fmt: skip
-from .stats import (bootstrap_interval, coefficient_of_variation, group_bootstrap_interval, halves_difference,
-                    halves_ratio, ratio_interval)  # fmt: skip
+                       group_time_ratios, halves_time_ratio, heads_vs_head_size, input_bit_loss, mean_curve_time,
+                       relaxation_times, seed_spread)  # fmt: skip
+from .readouts import future_token_leak, key_share
+from .readouts import prepretrain_speedups
+from .stats import (bootstrap_interval, coefficient_of_variation, group_bootstrap_interval, halves_ratio,
+                    ratio_interval)  # fmt: skip
 
 __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size",
             "archs_beating", "seed_spread", "input_bit_loss", "relaxation_times", "fluctuation", "bootstrap_interval",
-            "coefficient_of_variation", "group_bootstrap_interval", "halves_difference", "halves_ratio",
-            "ratio_interval"]  # fmt: skip
+            "coefficient_of_variation", "group_bootstrap_interval", "halves_ratio",
+            "ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
+            "prepretrain_speedups"]  # fmt: skip
+
+# chapter 5's readouts of a language-model suite analysis (lib.lm.report: tables and glued values, no training)
+from .lm.report import (emergence_summary, final_solved, head_report, jump_summary, open_lm_analysis, patch_summary,
+                        prompt_trace, random_heads_recovery, size_table, suite_cpu_minutes)  # fmt: skip
+
+__all__ += ["open_lm_analysis", "suite_cpu_minutes", "size_table", "final_solved", "emergence_summary", "prompt_trace",
+            "jump_summary", "head_report", "patch_summary", "random_heads_recovery"]  # fmt: skip
+
+# chapter 6's readouts: the staircase, the width study's tables, the emergence runs' comparisons
+from .measures import emergence_by_bias, fixed_width_heads, head_size_plateaus, heads_halves_control, sparsity_medians
+from .readouts import staircase
+from .stats import halves_interval, interval_score
+from .tasks.linear_map import solved_loss
+from .readouts import width_summary
+
+__all__ += ["staircase", "width_summary", "emergence_by_bias", "fixed_width_heads", "head_size_plateaus",
+            "heads_halves_control", "sparsity_medians", "halves_interval", "interval_score", "solved_loss"]
+
+# chapter 4's readouts of Langevin samples (and MAP minimisers) against the theory
+from .measures import peak_ratio
+from .readouts import (coverage_readouts, hysteresis, relative_deviation, sampled_transition,
+                                scaling_diagnostics)  # fmt: skip
+
+__all__ += ["hysteresis", "sampled_transition", "relative_deviation", "coverage_readouts", "scaling_diagnostics",
+            "peak_ratio"]  # fmt: skip
 
 # figures
 from .plots import (action_landscape, action_landscape_figure, attention_heatmap, filtered_at, legend_for_runs,

@@ -30,6 +30,7 @@ __all__ = [
     "BookContext",
     "env_flag",
     "setup",
+    "glue_all",
     "context",
     "glue",
     "progress",
@@ -169,6 +170,23 @@ def glue(name: str, value: Any, display: bool = False) -> Any:
         return value
     _myst_glue(name, value, display=display)
     return value
+
+
+def glue_all(values: dict, prefix: str = "") -> dict:
+    """:func:`glue` every entry of ``values`` under ``prefix + str(key)`` (e.g. a result's ``summary()``, or a row
+    of a table keyed by ints with ``prefix="S16_s"``). Returns ``values``.
+
+    Every name must be identifier-like (``ValueError`` otherwise, before anything is glued).
+    """
+    if not isinstance(values, dict) or not values:
+        raise ValueError(f"values must be a non-empty dict, got {values!r}")
+    names = {f"{prefix}{k}": v for k, v in values.items()}
+    bad = [n for n in names if not n.isidentifier()]
+    if bad:
+        raise ValueError(f"glue names must be identifier-like, got {bad}")
+    for name, value in names.items():
+        glue(name, value)
+    return values
 
 
 def peak_memory_gib() -> float:

@@ -21,7 +21,9 @@ import numpy as np
 from .train.pattern_metrics import first_below
 
 __all__ = ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size", "archs_beating", "seed_spread",
-           "input_bit_loss", "relaxation_times", "fluctuation"]
+           "input_bit_loss", "relaxation_times", "fluctuation", "group_time_ratios", "halves_time_ratio",
+           "emergence_by_bias", "fixed_width_heads", "head_size_plateaus", "heads_halves_control", "sparsity_medians",
+           "peak_ratio"]
 
 
 #: Linear map: the held-out output-bit loss below which a run has left the plateau (chance is ln 2 = 0.693; our
@@ -186,3 +188,159 @@ def fluctuation(target) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"target must be (n_P, seeds >= 2, K), got {target.shape}")
     v = target[..., target.shape[-1] // 2 :].var(-1)  # (n_P, seeds)
     return v.mean(1), v.std(1, ddof=1) / np.sqrt(v.shape[1])
+
+
+def group_time_ratios(slow, fast, n_groups: int, threshold: float, budget: float) -> list[tuple[int, float, bool]]:
+    r"""The terms of :func:`curve_time_ratio`, one per group: ``(g, ratio, bound)``.
+
+    For each group ``g`` in which the fast configuration's seed-averaged curve leaves the plateau within the budget,
+    :math:`\min(t^\text{slow}_g, T) / t^\text{fast}_g` and whether it is a lower bound (the slow curve never left,
+    so it counts at the budget :math:`T`). Groups where the fast curve stays on the plateau are left out, so the
+    geometric mean of the ratios is :func:`curve_time_ratio` (arguments as there).
+    """
+    if n_groups < 1 or not budget > 0:
+        raise ValueError(f"need n_groups >= 1 and budget > 0, got {n_groups}, {budget}")
+    out = []
+    for g in range(n_groups):
+        t_slow, t_fast = (mean_curve_time(run.steps, _group(run.pred_loss, n_groups, g), threshold)
+                          for run in (slow, fast))  # fmt: skip
+        if math.isfinite(t_fast):
+            out.append((g, min(t_slow, budget) / t_fast, not math.isfinite(t_slow)))
+    return out
+
+
+def halves_time_ratio(run, n_groups: int, threshold: float, budget: float) -> float:
+    r"""One configuration against itself: the seeds of each group split into even and odd positions, and
+
+    .. math:: r_\text{halves} = \exp\Big|\frac{1}{|G|}\sum_{g} \ln\frac{\min(t^\text{even}_g, T)}{\min(t^\text{odd}_g, T)}\Big|,
+
+    with :math:`t^\text{even}_g` the step at which the curve averaged over the even seeds of group :math:`g` first
+    falls below ``threshold`` (a curve that never does counts at the budget :math:`T`). The larger direction is
+    reported, so :math:`r_\text{halves} \ge 1`: the ratio that seed noise alone produces, the negative control of
+    :func:`curve_time_ratio`. ``run`` has ``steps (K,)`` and group-major ``pred_loss (K, n_groups * seeds)`` with at
+    least two seeds per group.
+    """
+    if n_groups < 1 or not budget > 0:
+        raise ValueError(f"need n_groups >= 1 and budget > 0, got {n_groups}, {budget}")
+    logs = []
+    for g in range(n_groups):
+        loss = _group(run.pred_loss, n_groups, g)  # (K, seeds)
+        if loss.shape[1] < 2:
+            raise ValueError(f"need at least two seeds per group to split, got {loss.shape[1]}")
+        even, odd = (min(mean_curve_time(run.steps, loss, threshold, np.arange(k, loss.shape[1], 2)), budget)
+                     for k in (0, 1))  # fmt: skip
+        logs.append(math.log(even / odd))
+    return float(math.exp(abs(np.mean(logs))))
+
+
+def _group(pred_loss, n_groups: int, g: int) -> np.ndarray:
+    """Columns of group ``g`` of a group-major ``pred_loss (K, n_groups * seeds)``."""
+    loss = np.asarray(pred_loss, dtype=float)
+    if loss.ndim != 2 or loss.shape[1] % n_groups:
+        raise ValueError(f"pred_loss must be (K, n_groups * seeds) with n_groups={n_groups}, got shape {loss.shape}")
+    k = loss.shape[1] // n_groups
+    return loss[:, g * k : (g + 1) * k]
+
+
+def emergence_by_bias(base, biased, biases, threshold: float) -> dict:
+    r"""Per bias strength :math:`c`, the emergence step of every seed: first evaluation below ``threshold``.
+
+    ``base`` is the unbiased stack (``biases[0]`` must be 0; all its members count); ``biased`` stacks the nonzero
+    strengths ``biases[1:]`` c-major, in equal blocks of seeds. Each is a run with ``steps (K,)`` and
+    ``pred_loss (K, members)``. Returns ``{c: (seeds,)}`` with ``inf`` where a seed does not emerge.
+    """
+    biases = [float(c) for c in biases]
+    if len(biases) < 2 or biases[0] != 0.0:
+        raise ValueError(f"biases must start with 0 and hold a nonzero strength, got {biases}")
+    loss = np.asarray(biased.pred_loss, dtype=float)
+    if loss.ndim != 2 or loss.shape[1] % (len(biases) - 1):
+        raise ValueError(f"biased.pred_loss must be (K, {len(biases) - 1} * seeds), got {loss.shape}")
+    few = loss.shape[1] // (len(biases) - 1)
+    out = {0.0: first_below(base.steps, base.pred_loss, threshold)}
+    for j, c in enumerate(biases[1:]):
+        out[c] = first_below(biased.steps, loss[:, j * few : (j + 1) * few], threshold)
+    return out
+
+
+def fixed_width_heads(runs, threshold: float) -> tuple[dict, dict]:
+    r"""Linear map at a fixed width :math:`H d_\text{head}`: per head count :math:`H`, the final held-out loss of
+    each seed and how many seeds emerge (output-bit loss below ``threshold``).
+
+    ``runs`` are the emergence runs (:func:`lib.load_emergence_runs`): the ``("heads", H)`` stacks, and for the
+    default head count the first ``config.n_width`` seeds of the ``"seeds"`` stack. Returns ``(loss, emerged)``:
+    ``{H: (seeds,)}`` and ``{H: int}``.
+    """
+    cfg = runs.config
+    if cfg.n_width > len(cfg.seeds):
+        raise ValueError(f"n_width {cfg.n_width} exceeds the {len(cfg.seeds)} seeds")
+    loss, emerged = {}, {}
+    for H in cfg.heads:
+        run, members = (runs["seeds"], slice(0, cfg.n_width)) if H == cfg.n_heads else (runs["heads", H], slice(None))
+        loss[H] = np.asarray(run.loss)[-1, members]
+        emerged[H] = int(np.isfinite(first_below(run.steps, np.asarray(run.pred_loss)[:, members], threshold)).sum())
+    return loss, emerged
+
+
+def head_size_plateaus(runs, context, threshold: float) -> dict:
+    r"""Single-rule automaton at a fixed width: per head count :math:`H`, the median plateau over seeds.
+
+    The default head count is the context sweep's run at its smallest state size (``context``, without bias); the
+    others are the emergence runs' ``("thin", H)`` stacks. The plateau of a seed is its first evaluation below
+    ``threshold`` (``inf`` if never, which the median keeps). Returns ``{H: median plateau}``.
+    """
+    S0, default = context.config.sizes[0], context.config.model()["n_heads"]
+    out = {}
+    for H in runs.config.ca_heads:
+        if H == default:
+            out[H] = float(np.median(context.plateau(S0, 0.0)))
+        else:
+            run = runs["thin", H]
+            out[H] = float(np.median(first_below(run.steps, run.pred_loss, threshold)))
+    return out
+
+
+def heads_halves_control(final_loss, tie: float) -> float:
+    r"""Negative control for :func:`heads_vs_head_size`: even against odd seeds of the *same* grid cell.
+
+    Per cell of ``final_loss (len(d_heads), len(heads), seeds)`` the difference :math:`\Delta` of the even seeds'
+    mean final loss minus the odd seeds'; returns the share of decisive cells (:math:`|\Delta| >` ``tie``) won by
+    the even seeds (:math:`\Delta < -` ``tie``), 0.0 when no cell is decisive. Nothing but the seeds differs, so
+    this share should be far from a clear majority.
+    """
+    loss = np.asarray(final_loss, dtype=float)
+    if loss.ndim != 3 or loss.shape[2] < 2:
+        raise ValueError(f"final_loss must be (d_heads, heads, seeds >= 2), got shape {loss.shape}")
+    diff = loss[..., 0::2].mean(2) - loss[..., 1::2].mean(2)  # (d_head, H)
+    return float((diff < -tie).sum() / max((np.abs(diff) > tie).sum(), 1))
+
+
+def sparsity_medians(study) -> dict:
+    r"""The sparsity sweep's table: ``{S: {s: median over seeds of the final loss}}`` (``study.final[S]`` is
+    ``(len(s), seeds)``, the ``s`` of ``study.s_values(S)``)."""
+    out = {}
+    for S, final in study.final.items():
+        final = np.asarray(final, dtype=float)
+        s_values = study.s_values(S)
+        if final.ndim != 2 or final.shape[0] != len(s_values):
+            raise ValueError(f"final[{S}] must be ({len(s_values)}, seeds), got shape {final.shape}")
+        out[S] = {int(s): float(np.median(f)) for s, f in zip(s_values, final)}
+    return out
+
+
+def peak_ratio(values, at: int, width: int = 3) -> float:
+    r"""How far ``values[at]`` stands out of its neighbours: :math:`v_k / \mathrm{median}\{v_j : 0 < |j - k| \le w\}`.
+
+    ``values`` ``(n,)`` is a curve along a grid (e.g. a variance against :math:`P`), ``at`` an index (negative
+    counts from the end), ``width`` :math:`w` the neighbours taken on each side (fewer at the ends of the grid: at
+    the last point only the :math:`w` before it). A peak of a fluctuation at a transition gives a ratio well above
+    1; a smooth curve about 1.
+    """
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 1 or v.size < 2:
+        raise ValueError(f"values must be 1-d with at least 2 entries, got shape {v.shape}")
+    if isinstance(at, bool) or not isinstance(at, (int, np.integer)) or not -v.size <= at < v.size:
+        raise ValueError(f"at must be an index into {v.size} values, got {at!r}")
+    if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+        raise ValueError(f"width must be an int >= 1, got {width!r}")
+    k = int(at) % v.size
+    return float(v[k] / np.median(np.r_[v[max(k - width, 0) : k], v[k + 1 : k + 1 + width]]))

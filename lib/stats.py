@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["Interval", "bootstrap_interval", "coefficient_of_variation", "group_bootstrap_interval", "halves_difference",
-           "halves_ratio", "ratio_interval"]
+           "halves_ratio", "ratio_interval", "interval_score", "halves_interval"]
 
 
 def _check_resampling(level: float, resamples: int) -> None:
@@ -154,3 +154,29 @@ def coefficient_of_variation(values, axis: int = -1) -> np.ndarray:
     """
     x = np.asarray(values, dtype=float)
     return np.std(x, axis=axis) / np.mean(x, axis=axis)
+
+
+def interval_score(intervals, threshold: float = 0.0) -> int:
+    r"""How many of ``intervals`` (:class:`Interval`) lie wholly above ``threshold``, or -1 if any lies wholly below.
+
+    A claim made of several halves (each an interval of a paired difference, say) holds in the halves that clear the
+    threshold and is contradicted by any half that clears it the other way.
+    """
+    intervals = list(intervals)
+    if not intervals or not all(isinstance(iv, Interval) for iv in intervals):
+        raise ValueError(f"intervals must be a non-empty sequence of Interval, got {intervals!r}")
+    if any(iv.below(threshold) for iv in intervals):
+        return -1
+    return int(sum(iv.above(threshold) for iv in intervals))
+
+
+def halves_interval(*groups, **kwargs) -> Interval:
+    r"""Bootstrap interval of the median of :func:`halves_difference` pooled over ``groups`` (1-d arrays).
+
+    Each group is the seeds of one configuration; within it odd minus even seeds are differences in which nothing
+    but the seed changes. Pooling them over the configurations of a paired comparison gives that comparison's
+    negative control. ``kwargs`` go to :func:`bootstrap_interval`.
+    """
+    if not groups:
+        raise ValueError("need at least one group")
+    return bootstrap_interval(np.concatenate([halves_difference(g) for g in groups]), **kwargs)

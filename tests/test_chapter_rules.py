@@ -37,14 +37,14 @@ LIB_NAMES = ("lib", "th", "theory")  # how chapters name lib and its theory
 #: What each chapter still owes: loops over training/fitting calls, visible cells over 20 lines, whether its
 #: visible code outnumbers its prose, and hidden cells that compute.
 DEBT = {
-    "01_copy_task": {"loops": 0, "long cells": 1, "code > prose": True, "hidden computation": 2},
-    "02_bayesian_posterior": {"loops": 0, "long cells": 4, "code > prose": True, "hidden computation": 1},
-    "03_linear_vs_softmax": {"loops": 4, "long cells": 3, "code > prose": True, "hidden computation": 2},
-    "04_adam_and_sgld": {"loops": 1, "long cells": 2, "code > prose": True, "hidden computation": 1},
-    "05_language_models": {"loops": 0, "long cells": 6, "code > prose": True, "hidden computation": 0},
-    "06_sparse_patterns": {"loops": 0, "long cells": 5, "code > prose": True, "hidden computation": 3},
-    "07_token_mixers": {"loops": 0, "long cells": 3, "code > prose": True, "hidden computation": 0},
-    "08_synthesis": {"loops": 1, "long cells": 2, "code > prose": True, "hidden computation": 0},
+    "01_copy_task": {"loops": 0, "long cells": 0, "code > prose": False, "hidden computation": 0},
+    "02_bayesian_posterior": {"loops": 0, "long cells": 0, "code > prose": False, "hidden computation": 0},
+    "03_linear_vs_softmax": {"loops": 0, "long cells": 0, "code > prose": False, "hidden computation": 0},
+    "04_adam_and_sgld": {"loops": 0, "long cells": 0, "code > prose": False, "hidden computation": 0},
+    "05_language_models": {"loops": 0, "long cells": 0, "code > prose": False, "hidden computation": 0},
+    "06_sparse_patterns": {"loops": 0, "long cells": 0, "code > prose": False, "hidden computation": 0},
+    "07_token_mixers": {"loops": 0, "long cells": 0, "code > prose": False, "hidden computation": 0},
+    "08_synthesis": {"loops": 0, "long cells": 0, "code > prose": False, "hidden computation": 0},
 }
 
 

@@ -67,3 +67,71 @@ def test_emergence_helper_censors_runs_that_never_arrive():
 def test_config_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         small(**kwargs)
+
+
+# ------------------------------------------------------------------ the measures chapter 8 reads off a set of runs
+from lib.train.copy_dynamics import CopyDynamicsResult, size_grid, train_copy_heads  # noqa: E402
+
+
+def test_size_grid_rounds_sorts_dedups_and_floors():
+    assert size_grid(100.0, (1.2, 0.5, 1.0, 1.004)) == (50, 100, 120)  # 1.0 and 1.004 give one size
+    assert size_grid(3.2, (0.1, 0.5, 1.0)) == (1, 2, 3)  # rounds to 0 -> the minimum
+    assert size_grid(3.2, (0.1, 1.0), minimum=2) == (2, 3)
+    # the expression chapter 8 used to type at each grid
+    P1 = 7.3
+    f = (0.25, 0.5, 0.75, 0.9, 1.0, 1.15, 1.3, 1.6, 2.0, 3.0, 4.0)
+    assert size_grid(P1, f) == tuple(sorted({max(1, int(round(x * P1))) for x in f}))
+
+
+@pytest.mark.parametrize("args", [(0.0, (1.0,)), (float("nan"), (1.0,)), (10.0, ()), (10.0, (0.0,)), (10.0, (-1.0,))])
+def test_size_grid_rejects_bad_input(args):
+    with pytest.raises(ValueError):
+        size_grid(*args)
+
+
+def _result(emergence, steps=100):
+    emergence = np.asarray(emergence, dtype=float)
+    n_P, n_S = emergence.shape
+    cfg = small(P_grid=tuple(range(5, 5 + n_P)), seeds=tuple(range(n_S)), adam=AdamConfig(lr=0.05, steps=steps))
+    return CopyDynamicsResult(config=cfg, P=np.array(cfg.P_grid), seeds=np.arange(n_S), steps=np.arange(10) * 10,
+                              target=np.zeros((n_P, n_S, 10)), loss=np.zeros((n_P, n_S, 10)), emergence=emergence,
+                              final_target=np.zeros((n_P, n_S)))  # fmt: skip
+
+
+def test_emergence_statistics_leave_censored_runs_out():
+    nan = np.nan
+    res = _result([[10, 20, 30, nan], [nan, nan, nan, nan], [40, nan, 40, 40]])
+    assert np.allclose(res.median_emergence[[0, 2]], [20, 40]) and np.isnan(res.median_emergence[1])
+    cv = res.emergence_cv("seeds")
+    assert np.isclose(cv[0], np.std([10, 20, 30]) / 20) and np.isnan(cv[1]) and cv[2] == 0  # equal steps: no spread
+    # across sizes, per seed: seed 0 has (10, 40), seed 1 only one run that emerged
+    across = res.emergence_cv("sizes")
+    assert np.isclose(across[0], np.std([10, 40]) / 25) and np.isnan(across[1])
+    assert np.array_equal(res.censored_at_budget()[1], [100.0] * 4)
+    assert np.array_equal(res.censored_at_budget()[0], [10, 20, 30, 100])
+    lines = res.emergence_table().splitlines()
+    assert len(lines) == 3 and "emerged  75%" in lines[0] and "median step     20" in lines[0]
+    with pytest.raises(ValueError, match="across"):
+        res.emergence_cv("steps")
+
+
+def test_emergence_cv_is_scale_free():
+    """Multiplying every step by a constant leaves the coefficient of variation unchanged."""
+    e = np.array([[12.0, 30.0, 55.0], [5.0, np.nan, 9.0]])
+    assert np.allclose(_result(e).emergence_cv(), _result(7 * e).emergence_cv(), equal_nan=True)
+
+
+def test_train_copy_heads_equals_the_loop_it_replaces():
+    from dataclasses import replace
+
+    cfg = small(P_grid=(200,), seeds=(0, 1), adam=AdamConfig(lr=0.05, steps=60))
+    got = train_copy_heads(cfg, (1, 2))
+    for H in (1, 2):
+        want = train_copy_dynamics(replace(cfg, heads=H), cache=False)
+        assert got[H].config.heads == H and np.array_equal(got[H].target, want.target)
+    with pytest.raises(ValueError, match="heads"):
+        train_copy_heads(cfg, (1, 1))
+    with pytest.raises(ValueError, match="heads"):
+        train_copy_heads(cfg, (0,))
+    with pytest.raises(TypeError):
+        train_copy_heads("cfg", (1,))

@@ -15,7 +15,7 @@ run's own seed. ``batch_size=None`` trains full batch.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -27,7 +27,34 @@ from ..models.copy_objective import CopyPrior, copy_objective, target_attention
 from .copy_problem import check_copy_grid, default_init_G
 from .ensemble import AdamConfig, train_ensemble
 
-__all__ = ["CopyDynamicsConfig", "CopyDynamicsResult", "train_copy_dynamics"]
+__all__ = ["CopyDynamicsConfig", "CopyDynamicsResult", "size_grid", "train_copy_dynamics", "train_copy_heads"]
+
+
+def size_grid(reference: float, factors, minimum: int = 1) -> tuple[int, ...]:
+    r"""Training-set sizes at fixed fractions of a reference size: the sorted distinct
+    :math:`\max(\mathrm{round}(f\,P_\text{ref}), P_\text{min})` over ``factors`` :math:`f`.
+
+    Parameters
+    ----------
+    reference : float
+        The reference size :math:`P_\text{ref} > 0` (e.g. the theory's :math:`P^*` or onset :math:`P_1`).
+    factors : sequence of float
+        Positive fractions of ``reference``; factors that round to the same size give it once.
+    minimum : int
+        The smallest size returned (a training set has at least one sequence).
+
+    Returns
+    -------
+    tuple of int
+        Increasing sizes, as ``CopyDynamicsConfig.P_grid`` takes them.
+    """
+    factors = tuple(factors)
+    if not (isinstance(reference, (int, float, np.floating, np.integer)) and math.isfinite(reference) and reference > 0):
+        raise ValueError(f"reference must be a finite number > 0, got {reference!r}")
+    if not factors or not all(isinstance(f, (int, float)) and math.isfinite(f) and f > 0 for f in factors):
+        raise ValueError(f"factors must be a non-empty sequence of finite numbers > 0, got {factors!r}")
+    check_size("minimum", minimum, 1)
+    return tuple(sorted({max(minimum, int(round(f * float(reference)))) for f in factors}))
 
 
 @dataclass(frozen=True)
@@ -105,6 +132,37 @@ class CopyDynamicsResult:
     def emerged(self) -> np.ndarray:
         """``(n_P, n_seed)`` bool: the run reached the copy pattern within its steps (the others are censored)."""
         return np.isfinite(self.emergence)
+
+    @property
+    def median_emergence(self) -> np.ndarray:
+        """``(n_P,)`` median emergence step over the seeds that emerged at each size; NaN where none did."""
+        return np.array([np.median(e[np.isfinite(e)]) if np.isfinite(e).any() else np.nan for e in self.emergence])
+
+    def emergence_cv(self, across: str = "seeds") -> np.ndarray:
+        r"""Coefficient of variation :math:`\sigma/\mu` (population :math:`\sigma`) of the emergence step.
+
+        Over the runs that emerged: ``across="seeds"`` gives one value per training-set size, ``(n_P,)`` (how much
+        the step varies from seed to seed at fixed data); ``across="sizes"`` one per seed, ``(n_seed,)`` (how much
+        it varies with :math:`P` for a fixed seed). NaN where fewer than two runs emerged. Censored runs are left
+        out, not put at the budget.
+        """
+        if across not in ("seeds", "sizes"):
+            raise ValueError(f"across must be 'seeds' or 'sizes', got {across!r}")
+        rows = self.emergence if across == "seeds" else self.emergence.T
+        return np.array([np.std(e[np.isfinite(e)]) / np.mean(e[np.isfinite(e)]) if np.isfinite(e).sum() > 1 else np.nan
+                         for e in rows])  # fmt: skip
+
+    def censored_at_budget(self) -> np.ndarray:
+        """``(n_P, n_seed)`` emergence steps with the runs that did not emerge put at the budget (the run's steps):
+        finite, so ratios of medians are lower bounds where the slower configuration has censored runs."""
+        return np.where(self.emerged, self.emergence, float(self.config.adam.steps))
+
+    def emergence_table(self) -> str:
+        """One line per training-set size: the share of seeds that emerged, their median step and its coefficient of
+        variation across seeds."""
+        share, med, cv = self.emerged.mean(1), self.median_emergence, self.emergence_cv("seeds")
+        return "\n".join(f"P = {P:4d}: emerged {f:4.0%}, median step {m:6.0f}, coefficient of variation {c:.3f}"
+                         for P, f, m, c in zip(self.P, share, med, cv))  # fmt: skip
 
 
 def _emergence(target: np.ndarray, steps: np.ndarray, threshold: float) -> np.ndarray:
@@ -205,3 +263,19 @@ def train_copy_dynamics(cfg: CopyDynamicsConfig, *, device: torch.device | str |
         emergence=_emergence(target, rec_steps, cfg.threshold),
         final_target=final.reshape(n_P, n_S),
     )
+
+
+def train_copy_heads(cfg: CopyDynamicsConfig, heads, *, device: torch.device | str | None = None) -> dict:
+    """The runs of ``cfg`` repeated with ``H`` summed heads for each ``H`` in ``heads``: ``{H: CopyDynamicsResult}``.
+
+    Each ``H`` is :func:`train_copy_dynamics` of ``cfg`` with ``heads=H`` (so cached per ``H``); everything else (the
+    sizes, the seeds, hence the first head's initialisation and the minibatch order) is shared.
+    """
+    if not isinstance(cfg, CopyDynamicsConfig):
+        raise TypeError(f"cfg must be a CopyDynamicsConfig, got {type(cfg).__name__}")
+    heads = tuple(heads)
+    if not heads or len(set(heads)) != len(heads):
+        raise ValueError(f"heads must be a non-empty sequence of distinct ints >= 1, got {heads!r}")
+    for H in heads:
+        check_size("heads", H, 1)
+    return {H: train_copy_dynamics(replace(cfg, heads=H), device=device) for H in heads}

@@ -24,8 +24,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["crossover_point", "onset_point", "fit_exponents", "scaling_points", "scaling_exponents",
-           "theory_points", "theory_exponents", "onset_calibration", "WHICH"]
+__all__ = ["crossover_point", "onset_point", "fit_exponents", "fit_power_laws", "scaling_points",
+           "scaling_exponents", "theory_points", "theory_exponents", "onset_calibration", "WHICH"]
 
 WHICH = ("onset", "crossover")
 
@@ -115,6 +115,51 @@ def fit_exponents(values, V, L) -> dict[str, float]:
     coef, *_ = np.linalg.lstsq(X, np.log(y), rcond=None)
     out = {"L": float("nan"), "V": float("nan")} | dict(zip(names, coef.tolist()))
     out["prefactor"] = float(np.exp(out["prefactor"]))
+    return out
+
+
+def fit_power_laws(curves: dict, *, where=None, **variables) -> dict:
+    r"""One power-law fit per curve: :math:`\ln y = \ln c + \sum_k \alpha_k \ln x_k` for every ``y`` in ``curves``.
+
+    The same least squares as :func:`lib.theory.fit_power_law`, applied to a set of curves that share their
+    variables (e.g. :math:`P^*` of the MAP and the Bayes theory against the same :math:`L`), in one call.
+
+    Parameters
+    ----------
+    curves : dict ``{name: y}``
+        The values to fit, each an array that the variables broadcast to.
+    where : bool array, or dict ``{name: bool array}``, optional
+        The points to fit: one mask for every curve, or one per curve (then for every name of ``curves``).
+    **variables : array
+        The :math:`x_k`, by name (the names of the exponents in the result).
+
+    Returns
+    -------
+    dict ``{name: {"prefactor": c, variable: alpha, ...}}``, in the order of ``curves``.
+
+    Raises
+    ------
+    ValueError
+        No curves or variables, masks not matching the curves, or (from the fit) fewer points than parameters and
+        values that are not finite and > 0.
+    """
+    from ..theory import fit_power_law  # imported here, as in theory_points: lib.theory imports lib
+
+    if not isinstance(curves, dict) or not curves:
+        raise ValueError("curves must be a non-empty dict {name: y}")
+    if not variables:
+        raise ValueError("give at least one variable, e.g. fit_power_laws(curves, L=Ls)")
+    if isinstance(where, dict) and set(where) != set(curves):
+        raise ValueError(f"where must have one mask per curve {sorted(curves)}, got {sorted(where)}")
+    out = {}
+    for name, y in curves.items():
+        y = np.asarray(y, dtype=float)
+        xs = {k: np.broadcast_to(np.asarray(v, dtype=float), y.shape) for k, v in variables.items()}
+        mask = where.get(name) if isinstance(where, dict) else where
+        if mask is not None:
+            mask = np.broadcast_to(np.asarray(mask, dtype=bool), y.shape)
+            y, xs = y[mask], {k: v[mask] for k, v in xs.items()}
+        out[name] = fit_power_law(y, **xs)
     return out
 
 

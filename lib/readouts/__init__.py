@@ -1,0 +1,29 @@
+"""What chapters read off a theory curve or a committed study: tables, summaries and derived measures (no training).
+
+Each module turns a result the engine computed into what one argument of a chapter needs, as one call returning a
+result object (its ``table()`` to print and ``summary()`` to glue), so the chapter stays prose over a few lines.
+None is imported by a trainer or a committed study (their results are keyed by their code, and these readouts can
+change without touching them).
+
+* :mod:`~lib.readouts.derivation_checks`: chapter 2's numerical checks of the derivation over their cases;
+* :mod:`~lib.readouts.critical_sizes`: chapter 3's critical sizes of the reduced theory and their scaling fits;
+* :mod:`~lib.readouts.posterior`: chapter 4's readouts of the Langevin samples (hysteresis, coverage, diagnostics);
+* :mod:`~lib.readouts.staircase`, :mod:`~lib.readouts.width`: chapter 6's head-by-head order of learning and the
+  width study's tables;
+* :mod:`~lib.readouts.probes`, :mod:`~lib.readouts.speedups`: chapter 7's causality and key probes of a token mixer,
+  and the speed-ups of pre-pretraining.
+"""
+
+from .critical_sizes import (crossover_scaling, linear_curve_readouts, onset_scaling, sample_efficiency,
+                             softmax_scaling)  # fmt: skip
+from .derivation_checks import coverage_checks, marginal_checks
+from .posterior import coverage_readouts, hysteresis, relative_deviation, sampled_transition, scaling_diagnostics
+from .probes import future_token_leak, key_share
+from .speedups import prepretrain_speedups
+from .staircase import staircase
+from .width import width_summary
+
+__all__ = ["crossover_scaling", "linear_curve_readouts", "onset_scaling", "sample_efficiency", "softmax_scaling",
+           "coverage_checks", "marginal_checks", "coverage_readouts", "hysteresis", "relative_deviation",
+           "sampled_transition", "scaling_diagnostics", "future_token_leak", "key_share", "prepretrain_speedups",
+           "staircase", "width_summary"]  # fmt: skip

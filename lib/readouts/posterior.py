@@ -1,0 +1,223 @@
+r"""Chapter 4's readouts of Langevin samples (and of the MAP minimisers beside them), against the theory.
+
+Each function turns a sampled (or fitted) result into the few numbers a claim of chapter 4 reads, exactly as the
+chapter computed them before they moved here:
+
+* :func:`hysteresis`: the largest gap over :math:`P` between the target attention of copy-initialised and of
+  random-initialised softmax chains (two branches that do not mix: the first-order signature), with its bootstrap
+  over chains, and the same gap for linear attention (one minimum: the control);
+* :func:`sampled_transition`: where each branch holds the copy pattern, and the bootstrap of the copy branch's
+  onset in units of a theory's :math:`P^*`;
+* :func:`relative_deviation`: the largest relative deviation of a chain-averaged order parameter from a theory's
+  curve (a statistic of chain indices, so :func:`lib.stats.group_bootstrap_interval` can resample whole chains);
+* :func:`coverage_readouts`: the coverage (:func:`lib.theory.coverage`) of Adam minimisers, single posterior
+  samples and posterior means, with a control of random softmax patterns;
+* :func:`scaling_diagnostics`: the convergence record of the committed linear scaling study (split
+  :math:`\hat R`, diverged chains, cost).
+
+Chains are the independent units of a sampler (samples within a chain are correlated), so every interval here
+resamples chains, never samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..stats import group_bootstrap_interval
+from ..theory import coverage, first_order_transition
+from ..train.scaling_fits import scaling_points
+
+__all__ = ["hysteresis", "sampled_transition", "relative_deviation", "CoverageReadouts", "coverage_readouts",
+           "scaling_diagnostics"]  # fmt: skip
+
+#: Mean target attention at or above which a softmax branch counts as holding the copy pattern (chapter 4's choice:
+#: the uniform branch sits near 1/L = 0.03 at L = 32, the copy branch of the MAP theory jumps to about 0.2).
+ON_COPY = 0.15
+
+
+def _chain_means(result, copy: bool) -> np.ndarray:
+    """``(n_P, chains)``: per-chain means of the target attention over the copy- (or random-) initialised chains."""
+    sel = result.is_copy if copy else ~result.is_copy
+    if sel.sum() < 2:
+        raise ValueError(f"need at least two {'copy' if copy else 'random'}-init chains, got {int(sel.sum())}")
+    return result.target[:, sel].mean(2)
+
+
+def hysteresis(soft, lin) -> dict:
+    r"""The hysteresis of the sampled softmax posterior, and its control in the linear one.
+
+    With :math:`\bar a_\text{copy}(P)` and :math:`\bar a_\text{rand}(P)` the mean target attention of the copy- and
+    the random-initialised chains (over chains and samples), the statistic is
+    :math:`\max_P [\bar a_\text{copy}(P) - \bar a_\text{rand}(P)]`; its interval resamples the chains within each
+    branch (90 %, :func:`lib.stats.group_bootstrap_interval` with its default seed).
+
+    Parameters
+    ----------
+    soft, lin : CopySGLDResult
+        Softmax and linear samples (:func:`lib.sample_copy_posterior`), each with chains of both initialisations
+        (``soft`` at least two of each).
+
+    Returns
+    -------
+    dict
+        ``random_branch``, ``copy_branch`` ``(n_P,)``: the two branches' means; ``i``: the index of the largest
+        gap, and at it ``P``, ``rand``, ``copy`` (the two means) and ``rhat`` (split :math:`\hat R` over all
+        chains); ``interval``: a :class:`lib.stats.Interval` of the gap; ``gap_lin``: the same largest gap for
+        ``lin`` (no bootstrap).
+    """
+    if soft.config.kind != "softmax" or lin.config.kind != "linear":
+        raise ValueError("need softmax samples first and linear samples second")
+    rand, copy = soft.branch_mean("target", False), soft.branch_mean("target", True)
+    i = int(np.argmax(copy - rand))
+    gap_lin = lin.branch_mean("target", True) - lin.branch_mean("target", False)
+    chain_rand, chain_copy = _chain_means(soft, False), _chain_means(soft, True)
+    interval = group_bootstrap_interval(  # resample the chains within each branch
+        lambda r, c: (chain_copy[:, c].mean(1) - chain_rand[:, r].mean(1)).max(),
+        (chain_rand.shape[1], chain_copy.shape[1]),
+    )
+    return dict(random_branch=rand, copy_branch=copy, i=i, P=int(soft.P[i]), rand=float(rand[i]), copy=float(copy[i]),
+                rhat=float(soft.rhat[i]), interval=interval, gap_lin=float(gap_lin.max()))  # fmt: skip
+
+
+def sampled_transition(soft, P_ref: float, threshold: float = ON_COPY) -> dict:
+    r"""Where the sampled softmax posterior holds the copy pattern, in absolute terms and in units of ``P_ref``.
+
+    ``lo``: the smallest :math:`P` of the grid at which the copy-initialised chains' mean target attention is at
+    least ``threshold`` (they stay on the copy branch); ``hi``: the same for the random-initialised chains (they
+    find it). ``interval``: the bootstrap over copy-initialised chains of ``lo / P_ref`` (a resample whose mean
+    never reaches ``threshold`` counts as :math:`\infty`).
+
+    Raises
+    ------
+    ValueError
+        ``P_ref`` not finite and > 0, or a branch that never reaches ``threshold`` on the grid.
+    """
+    if not (np.isfinite(P_ref) and P_ref > 0):
+        raise ValueError(f"P_ref must be finite and > 0, got {P_ref!r}")
+    held = {copy: soft.P[soft.branch_mean("target", copy) >= threshold] for copy in (True, False)}
+    if not all(h.size for h in held.values()):
+        raise ValueError(f"a branch never reaches target attention {threshold} on this grid")
+    chain_copy = _chain_means(soft, True)
+    interval = group_bootstrap_interval(
+        lambda j: np.append(soft.P[chain_copy[:, j].mean(1) >= threshold], np.inf).min() / P_ref, chain_copy.shape[1]
+    )
+    return dict(lo=float(held[True].min()), hi=float(held[False].min()), interval=interval)
+
+
+def relative_deviation(chain_means, reference, where) -> float:
+    r"""Largest relative deviation of a chain-averaged order parameter from a reference curve,
+
+    .. math:: \max_{P \in \text{where}} \frac{|\bar c(P) - c_\text{ref}(P)|}{c_\text{ref}(P)},\qquad
+        \bar c(P) = \frac{1}{n}\sum_{k=1}^{n} c_k(P),
+
+    over the :math:`n` chains (columns) of ``chain_means`` ``(n_P, n)``; ``reference`` ``(n_P,)`` must be positive
+    where ``where`` ``(n_P,)`` is true. Pass ``chain_means[:, idx]`` for a resample of the chains.
+    """
+    c = np.asarray(chain_means, dtype=float)
+    ref, where = np.asarray(reference, dtype=float), np.asarray(where, dtype=bool)
+    if c.ndim != 2 or ref.shape != c.shape[:1] or where.shape != ref.shape:
+        raise ValueError(f"need chain_means (n_P, n) with reference and where (n_P,), got {c.shape}, {ref.shape}, "
+                         f"{where.shape}")  # fmt: skip
+    if not where.any() or not (ref[where] > 0).all():
+        raise ValueError("where must select at least one P, and the reference must be > 0 there")
+    return float((np.abs(c.mean(1) - ref)[where] / ref[where]).max())
+
+
+@dataclass(frozen=True)
+class CoverageReadouts:
+    """Coverage per :math:`P` of the filtered Adam minimisers, single posterior samples and posterior means.
+
+    ``adam_soft``, ``adam_lin``: the filtered minimisers; ``sample_soft``, ``sample_lin``: mean coverage of single
+    samples (over chains and samples); ``mean_soft``: of the posterior-mean matrix (over all chains and samples);
+    ``mean_lin``: of each chain's mean matrix, averaged over chains; ``above``: the softmax sizes above the MAP
+    :math:`P^*`. ``summary`` holds the scalars chapter 4 glues (prefix ``cov_``).
+    """
+
+    adam_soft: np.ndarray
+    adam_lin: np.ndarray
+    sample_soft: np.ndarray
+    mean_soft: np.ndarray
+    sample_lin: np.ndarray
+    mean_lin: np.ndarray
+    above: np.ndarray
+    summary: dict
+
+
+def _coverage(A) -> np.ndarray:
+    return np.asarray(coverage(torch.as_tensor(A)))  # (..., L, L) -> (...)
+
+
+def coverage_readouts(adam_soft, adam_lin, sgld_soft, sgld_lin, *, P_lo: float, P_hi: float, seed: int,
+                      n_random: int = 64) -> CoverageReadouts:  # fmt: skip
+    r"""The coverage readouts of chapter 4 and their control.
+
+    Parameters
+    ----------
+    adam_soft, adam_lin : CopyMapResult
+        Filtered Adam fits (softmax, linear).
+    sgld_soft, sgld_lin : CopySGLDResult
+        Posterior samples at the same :math:`V` and lengths.
+    P_lo, P_hi : float
+        The sampled transition (:func:`sampled_transition`): the summary's ``sample_below`` is the largest
+        single-sample coverage at :math:`P <` ``P_lo``, ``mean_deep`` the smallest posterior-mean coverage at
+        :math:`P \ge` ``P_hi``.
+    seed : int
+        Seed of the control: ``n_random`` softmax patterns of i.i.d. :math:`N(0, 1)` scores (the initial scale),
+        whose largest coverage is ``random``.
+
+    Returns
+    -------
+    CoverageReadouts
+        ``summary``: ``adam_min`` (smallest over the softmax minimisers above the MAP :math:`P^*`), ``sample_min``,
+        ``sample_max`` (over both heads' single samples), ``sample_below``, ``mean_deep``, ``random``.
+    """
+    soft_kinds = (adam_soft.config.kind, sgld_soft.config.kind)
+    if soft_kinds != ("softmax", "softmax") or adam_soft.config.L != sgld_soft.config.L:
+        raise ValueError("adam_soft and sgld_soft must be softmax at the same L")
+    if not (P_lo <= P_hi):
+        raise ValueError(f"need P_lo <= P_hi, got {P_lo}, {P_hi}")
+    if isinstance(n_random, bool) or not isinstance(n_random, int) or n_random < 1:
+        raise ValueError(f"n_random must be an int >= 1, got {n_random!r}")
+    V, L = adam_soft.config.V, adam_soft.config.L
+    c = dict(adam_soft=_coverage(adam_soft.filtered("A")), adam_lin=_coverage(adam_lin.filtered("A")),
+             sample_soft=_coverage(sgld_soft.A).mean(axis=(1, 2)),  # mean over chains and samples
+             mean_soft=_coverage(sgld_soft.A.mean(axis=(1, 2))),  # of the posterior-mean matrix
+             sample_lin=_coverage(sgld_lin.A).mean(axis=(1, 2)),
+             mean_lin=_coverage(sgld_lin.A.mean(axis=2)).mean(1))  # of each chain's mean, averaged  # fmt: skip
+    above = adam_soft.P > float(first_order_transition(V, L, method="map").P_star)
+    scores = torch.randn(n_random, L, L, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    summary = dict(
+        adam_min=float(c["adam_soft"][above].min()),
+        sample_min=float(min(c["sample_soft"].min(), c["sample_lin"].min())),
+        sample_max=float(max(c["sample_soft"].max(), c["sample_lin"].max())),
+        sample_below=float(c["sample_soft"][sgld_soft.P < P_lo].max()),
+        mean_deep=float(c["mean_soft"][sgld_soft.P >= P_hi].min()),
+        random=float(_coverage(torch.softmax(scores, -1)).max()),
+    )
+    return CoverageReadouts(above=above, summary=summary, **c)
+
+
+def scaling_diagnostics(scaling) -> dict:
+    r"""The convergence record of the linear scaling study (:func:`lib.load_linear_scaling`).
+
+    Returns
+    -------
+    dict
+        ``rhat_max``: the largest split :math:`\hat R` of the copy share over every cell, draw and :math:`P`;
+        ``rhat_used``: the same up to twice each cell's largest sampled crossover (where the exponents are read);
+        ``n_diverged`` of ``n_chains`` chains diverged, ``where_diverged`` (text: the cells and sizes, or
+        ``"none"``); ``scaling_cpu``: the study's cost in CPU-minutes (one thread).
+    """
+    crossings = scaling_points(scaling, "crossover")  # {cell: (n_draw,)}
+    rhat_used = max(float(np.nanmax(scaling.rhat[c][:, scaling.P[c] <= 2 * np.nanmax(crossings[c])]))
+                    for c in crossings)  # fmt: skip
+    where = "; ".join(f"V={V}, L={L}: P = {', '.join(str(int(p)) for p in scaling.P[V, L][d.any(axis=(0, 2))])}"
+                      for (V, L), d in scaling.diverged.items() if d.any())  # fmt: skip
+    return dict(rhat_max=max(float(np.nanmax(r)) for r in scaling.rhat.values()), rhat_used=rhat_used,
+                n_diverged=int(sum(d.sum() for d in scaling.diverged.values())),
+                n_chains=int(sum(d.size for d in scaling.diverged.values())), where_diverged=where or "none",
+                scaling_cpu=sum(scaling.seconds.values()) / 60)  # fmt: skip
+
