@@ -30,6 +30,7 @@ def test_readouts_of_a_known_curve():
     assert 100 <= r.c1_half <= 100 * grid and 2000 <= r.cG_half <= 2000 * grid  # the first grid point at or above
     assert r.c1_half == P[np.argmax(c1 >= 0.5 * c1.max())]
     assert r.max_step == pytest.approx(np.abs(np.diff(cG)).max()) and r.cG_max == pytest.approx(cG.max())
+    assert r.step_share == pytest.approx(r.max_step / (cG.max() - cG.min())) and 0 < r.step_share <= 1
     assert r.grid_ratio == pytest.approx(grid)
     assert r.drops.P_peaks.tolist() == lib.loss_drops(P, loss).P_peaks.tolist() and len(r.drops.P_peaks) == 2
     s = r.summary()

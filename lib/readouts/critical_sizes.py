@@ -77,6 +77,9 @@ class LinearCurveReadouts:
         neighbouring grid points.
     cG_max : float
         The largest :math:`\hat c_G` on the grid.
+    step_share : float
+        ``max_step`` as a share of the range of :math:`\hat c_G` on the grid (max minus min): what claim A-lin-order
+        measures (a jump puts a finite share of the range in one grid step).
     grid_ratio : float
         :math:`P_1/P_0` of the grid (its constant ratio when geometric).
     """
@@ -87,6 +90,7 @@ class LinearCurveReadouts:
     max_step: float
     cG_max: float
     grid_ratio: float
+    step_share: float
 
     def summary(self) -> dict:
         """``c1_half``, ``cG_half``, ``drop1`` and ``drop2`` (the first and last drop's P, NaN without a drop),
@@ -96,7 +100,7 @@ class LinearCurveReadouts:
         return {"c1_half": self.c1_half, "cG_half": self.cG_half, "drop1": float(P[0]) if P.size else nan,
                 "drop2": float(P[-1]) if P.size else nan, "n_drops": int(P.size),
                 "plateau_ratio": self.drops.plateau_ratio, "max_step": self.max_step, "cG_max": self.cG_max,
-                "grid_ratio": self.grid_ratio}  # fmt: skip
+                "grid_ratio": self.grid_ratio, "step_share": self.step_share}  # fmt: skip
 
     def table(self) -> str:
         s = self.summary()
@@ -133,6 +137,7 @@ def linear_curve_readouts(curve) -> LinearCurveReadouts:
         c1_half=_half_point(P, x[:, 0]), cG_half=_half_point(P, x[:, 1]),
         drops=loss_drops(P, curve.bayes_test_loss), max_step=float(np.abs(np.diff(x[:, 1])).max()),
         cG_max=float(x[:, 1].max()), grid_ratio=float(P[1] / P[0]),
+        step_share=float(np.abs(np.diff(x[:, 1])).max() / (x[:, 1].max() - x[:, 1].min())),
     )  # fmt: skip
 
 
