@@ -6,7 +6,7 @@ Everything else (the results cache, sweeps, the claim criteria, trainers' intern
 ``from lib.cache import Cache, publish``, ``from lib.sweep import run_sweep``, ``from lib.claims import at_least``.
 """
 
-from . import models, tasks, train
+from . import models, studies, tasks, train
 
 # book glue: scale, seeds, glued values, claims, widgets
 from .book import finish, glue, interact, setup
@@ -29,9 +29,9 @@ __all__ += ["CopyTask", "sample_tokens", "copy_batch", "pair_counts", "populatio
             "scan_transition", "geometric_grid", "loss_drops"]  # fmt: skip
 
 # paper A's studies: chapter 1's scans on more data sets, chapter 4's Adam fits and the linear head's scaling
-from .train import (AdamReplicasConfig, LinearScalingConfig, ScanReplicasConfig, adam_measures, bracket_measures,
-                    load_adam_replicas, load_linear_scaling, load_scan_replicas, onset_calibration, scaling_exponents,
-                    scaling_points, theory_exponents, theory_points)  # fmt: skip
+from .studies import (AdamReplicasConfig, LinearScalingConfig, ScanReplicasConfig, adam_measures, bracket_measures,
+                      load_adam_replicas, load_linear_scaling, load_scan_replicas)  # fmt: skip
+from .train import onset_calibration, scaling_exponents, scaling_points, theory_exponents, theory_points
 from .train.copy_dynamics import CopyDynamicsConfig, train_copy_dynamics
 
 __all__ += ["ScanReplicasConfig", "load_scan_replicas", "AdamReplicasConfig", "adam_measures", "bracket_measures",
@@ -51,12 +51,10 @@ __all__ += ["LinearMapTask", "AutomatonTask", "sample_map", "sample_rules", "lin
             "spread"]  # fmt: skip
 
 # paper B's committed studies (chapters 6-8): sweeps, runs, the mixers' tuning and comparison
-from .train import (ContextStudyConfig, MixerStudyConfig, SparsityStudyConfig, WidthStudyConfig, bias_ratio,
-                    growth_per_doubling, load_context_study, load_mixer_study, load_width_study, plateau_exponent,
-                    sparsity_study)  # fmt: skip
-from .train.emergence_runs import EmergenceRunsConfig, load_emergence_runs
-from .train.mixer_comparison import PRE_VARIANTS, MixerComparisonConfig, load_mixer_comparison
-from .train.mixer_tuning import load_mixer_tuning, mean_loss_over_budget
+from .studies import (PRE_VARIANTS, ContextStudyConfig, EmergenceRunsConfig, MixerComparisonConfig, MixerStudyConfig,
+                      SparsityStudyConfig, WidthStudyConfig, bias_ratio, growth_per_doubling, load_context_study,
+                      load_emergence_runs, load_mixer_comparison, load_mixer_study, load_mixer_tuning, load_width_study,
+                      mean_loss_over_budget, plateau_exponent, sparsity_study)  # fmt: skip
 
 __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load_context_study", "bias_ratio",
             "growth_per_doubling", "plateau_exponent", "WidthStudyConfig", "load_width_study", "EmergenceRunsConfig",
