@@ -6,7 +6,7 @@ Everything else (the results cache, sweeps, the claim criteria, trainers' intern
 ``from lib.cache import Cache, publish``, ``from lib.sweep import run_sweep``, ``from lib.claims import at_least``.
 """
 
-from . import models, tasks, train
+from . import models, studies, tasks, train  # noqa: F401 (lib.train for scripts; chapters use lib.studies)
 
 # book glue: scale, seeds, glued values, claims, widgets
 from .book import finish, glue, glue_all, interact, setup
@@ -20,31 +20,27 @@ __all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "REGISTRY
 # paper A: the copy task, the copy head, its objective, MAP fitting, Langevin sampling, transition scans (ch. 1-4)
 from .models import CopyHead, capture
 from .tasks import CopyTask, copy_batch, pair_counts, population_counts, sample_tokens, shift_matrix
-from .train import (AdamConfig, CopyPrior, CopySGLDConfig, SGLDConfig, fit_copy_map, geometric_grid, loss_drops,
+from .train import (AdamConfig, CopyPrior, CopySGLDConfig, SGLDConfig, geometric_grid, loss_drops,
                     optimal_readout, plane_coefficients, population_loss, sample_copy_posterior, scan_transition,
                     target_attention)  # fmt: skip
 
 __all__ += ["CopyTask", "sample_tokens", "copy_batch", "pair_counts", "population_counts", "shift_matrix", "CopyHead",
-            "capture", "AdamConfig", "CopyPrior", "fit_copy_map", "population_loss", "target_attention",
+            "capture", "AdamConfig", "CopyPrior", "population_loss", "target_attention",
             "optimal_readout", "SGLDConfig", "CopySGLDConfig", "sample_copy_posterior", "plane_coefficients",
             "scan_transition", "geometric_grid", "loss_drops"]  # fmt: skip
 
 # paper A's studies: chapter 1's scans on more data sets, chapter 4's Adam fits and the linear head's scaling
-from .train import (AdamReplicasConfig, LinearScalingConfig, ScanReplicasConfig, adam_measures, bracket_measures,
-                    load_adam_replicas, load_linear_scaling, load_scan_replicas, onset_calibration, scaling_exponents,
-                    scaling_points, theory_exponents, theory_points)  # fmt: skip
+from .studies import (AdamReplicasConfig, LinearScalingConfig, ScanReplicasConfig, adam_measures, bracket_measures,
+                      load_adam_replicas, load_linear_scaling, load_scan_replicas)  # fmt: skip
+from .train import onset_calibration, scaling_exponents, scaling_points, theory_exponents, theory_points
 from .train.copy_dynamics import CopyDynamicsConfig, size_grid, train_copy_dynamics, train_copy_heads
-from .train.copy_map_set import fit_copy_maps  # chapter 4: a set of MAP fits in one call
-from .readouts import coverage_checks, marginal_checks  # chapter 2's checks of the derivation
 from .train.scaling_fits import fit_power_laws  # chapter 3: a set of power-law fits in one call
-from .readouts import (crossover_scaling, linear_curve_readouts, onset_scaling, sample_efficiency,
-                             softmax_scaling)  # chapter 3: the theory's curves and critical sizes
 
 __all__ += ["ScanReplicasConfig", "load_scan_replicas", "AdamReplicasConfig", "adam_measures", "bracket_measures",
             "load_adam_replicas", "LinearScalingConfig", "load_linear_scaling", "onset_calibration",
             "scaling_exponents", "scaling_points", "theory_exponents", "theory_points", "CopyDynamicsConfig",
             "train_copy_dynamics", "marginal_checks", "coverage_checks", "fit_power_laws", "size_grid",
-            "train_copy_heads", "fit_copy_maps", "linear_curve_readouts", "softmax_scaling", "onset_scaling",
+            "train_copy_heads", "linear_curve_readouts", "softmax_scaling", "onset_scaling",
             "crossover_scaling", "sample_efficiency"]  # fmt: skip
 
 # paper B: the synthetic tasks, the stacked GPT and its seven token mixers, training, pattern metrics (ch. 6-7)
@@ -55,15 +51,14 @@ from .train import GPTRunConfig, Member, first_below, midpoint_step, spread, tra
 
 __all__ += ["LinearMapTask", "AutomatonTask", "sample_map", "sample_rules", "linear_map_mask", "automaton_mask",
             "dyck_optimal_loss", "GPT", "GPTConfig", "ARCHITECTURES", "LABELS", "input_attribution",
-            "input_sensitivity", "GPTRunConfig", "Member", "train_gpt", "first_below", "midpoint_step", "spread"]  # fmt: skip
+            "input_sensitivity", "GPTRunConfig", "Member", "train_gpt", "first_below", "midpoint_step",
+            "spread"]  # fmt: skip
 
 # paper B's committed studies (chapters 6-8): sweeps, runs, the mixers' tuning and comparison
-from .train import (ContextStudyConfig, MixerStudyConfig, SparsityStudyConfig, WidthStudyConfig, bias_ratio,
-                    growth_per_doubling, load_context_study, load_mixer_study, load_width_study, plateau_exponent,
-                    sparsity_study)  # fmt: skip
-from .train.emergence_runs import EmergenceRunsConfig, load_emergence_runs
-from .train.mixer_comparison import PRE_VARIANTS, MixerComparisonConfig, load_mixer_comparison
-from .train.mixer_tuning import load_mixer_tuning, mean_loss_over_budget
+from .studies import (PRE_VARIANTS, ContextStudyConfig, EmergenceRunsConfig, MixerComparisonConfig, MixerStudyConfig,
+                      SparsityStudyConfig, WidthStudyConfig, bias_ratio, growth_per_doubling, load_context_study,
+                      load_emergence_runs, load_mixer_comparison, load_mixer_study, load_mixer_tuning, load_width_study,
+                      mean_loss_over_budget, plateau_exponent, sparsity_study)  # fmt: skip
 
 __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load_context_study", "bias_ratio",
             "growth_per_doubling", "plateau_exponent", "WidthStudyConfig", "load_width_study", "EmergenceRunsConfig",
@@ -74,8 +69,6 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
                        group_time_ratios, halves_time_ratio, heads_vs_head_size, input_bit_loss, mean_curve_time,
                        relaxation_times, seed_spread)  # fmt: skip
-from .readouts import future_token_leak, key_share
-from .readouts import prepretrain_speedups
 from .stats import (bootstrap_interval, coefficient_of_variation, group_bootstrap_interval, halves_ratio,
                     ratio_interval)  # fmt: skip
 
@@ -92,27 +85,29 @@ from .lm.report import (emergence_summary, final_solved, head_report, jump_summa
 __all__ += ["open_lm_analysis", "suite_cpu_minutes", "size_table", "final_solved", "emergence_summary", "prompt_trace",
             "jump_summary", "head_report", "patch_summary", "random_heads_recovery"]  # fmt: skip
 
-# chapter 6's readouts: the staircase, the width study's tables, the emergence runs' comparisons
+# chapter 6's measures of the emergence runs' comparisons (the staircase and width tables are in lib.readouts)
 from .measures import emergence_by_bias, fixed_width_heads, head_size_plateaus, heads_halves_control, sparsity_medians
-from .readouts import staircase
 from .stats import halves_interval, interval_score
 from .tasks.linear_map import solved_loss
-from .readouts import width_summary
 
 __all__ += ["staircase", "width_summary", "emergence_by_bias", "fixed_width_heads", "head_size_plateaus",
             "heads_halves_control", "sparsity_medians", "halves_interval", "interval_score", "solved_loss"]
 
-# chapter 4's readouts of Langevin samples (and MAP minimisers) against the theory
+# chapter 4's fluctuation peak (its readouts of the Langevin samples are in lib.readouts)
 from .measures import peak_ratio
-from .readouts import (coverage_readouts, hysteresis, relative_deviation, sampled_transition,
-                                scaling_diagnostics)  # fmt: skip
 
 __all__ += ["hysteresis", "sampled_transition", "relative_deviation", "coverage_readouts", "scaling_diagnostics",
             "peak_ratio"]  # fmt: skip
+
+# what chapters read off theory curves and committed studies (lib.readouts): one call per argument, no training
+from .readouts import (coverage_checks, coverage_readouts, crossover_scaling, future_token_leak, hysteresis, key_share,
+                       linear_curve_readouts, marginal_checks, onset_scaling, prepretrain_speedups, relative_deviation,
+                       sample_efficiency, sampled_transition, scaling_diagnostics, softmax_scaling, staircase,
+                       width_summary)  # fmt: skip
 
 # figures
 from .plots import (action_landscape, action_landscape_figure, attention_heatmap, filtered_at, legend_for_runs,
                     plot_sweep, scan_figure, scan_state, ternary_panel)  # fmt: skip
 
 __all__ += ["attention_heatmap", "plot_sweep", "legend_for_runs", "scan_figure", "filtered_at", "scan_state",
-            "ternary_panel", "action_landscape", "action_landscape_figure", "models", "tasks", "train"]
+            "ternary_panel", "action_landscape", "action_landscape_figure", "models", "studies", "tasks"]

@@ -1,4 +1,4 @@
-"""lib.train.context_study: the run plan, the measures on known plateaus, a tiny end-to-end sweep, the committed one."""
+"""lib.studies.context_study: the run plan, the measures on known plateaus, a tiny end-to-end sweep, the committed one."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lib
-from lib.train.context_study import (ContextStudyConfig, bias_ratio, context_study, growth_per_doubling,
+from lib.studies.context_study import (ContextStudyConfig, bias_ratio, context_study, growth_per_doubling,
                                      plateau_exponent)
 
 

@@ -1,4 +1,4 @@
-"""lib.train.emergence_runs: chapter 6's transformer runs outside the sweeps, as one committed study."""
+"""lib.studies.emergence_runs: chapter 6's transformer runs outside the sweeps, as one committed study."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 import lib
-from lib.train.context_study import ContextStudyConfig
-from lib.train.emergence_runs import EmergenceRunsConfig, emergence_runs, load_emergence_runs
+from lib.studies.context_study import ContextStudyConfig
+from lib.studies.emergence_runs import EmergenceRunsConfig, emergence_runs, load_emergence_runs
 
 TINY_CONTEXT = ContextStudyConfig(sizes=(4, 6), biases=(0.0, 3.0), steps=20, biased_steps=10, seeds=(0, 1), n_layers=1,
                                   n_heads=2, d_head=4, tokens_per_step=128, eval_every=10, eval_tokens=256)  # fmt: skip

@@ -11,7 +11,7 @@ import torch
 
 from lib.train import SGLDConfig, langevin
 from lib.train.copy_sgld import plane_coefficients
-from lib.train.linear_scaling import LinearScalingConfig, copy_share, uniform_coefficient
+from lib.studies.linear_scaling import LinearScalingConfig, copy_share, uniform_coefficient
 from lib.train.scaling_fits import crossover_point, fit_exponents, onset_point, scaling_exponents, scaling_points
 
 

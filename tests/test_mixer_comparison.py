@@ -1,4 +1,4 @@
-"""lib.train.mixer_comparison: chapter 7's seven-mixer comparison and pre-pretraining as one committed study."""
+"""lib.studies.mixer_comparison: chapter 7's seven-mixer comparison and pre-pretraining as one committed study."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import torch
 
 import lib
 from lib.models import init_gpt_params
-from lib.train.mixer_comparison import (PRE_CONTROL, PRE_VARIANTS, MixerComparisonConfig, load_mixer_comparison,
+from lib.studies.mixer_comparison import (PRE_CONTROL, PRE_VARIANTS, MixerComparisonConfig, load_mixer_comparison,
                                         mixer_comparison)  # fmt: skip
-from lib.train.mixer_tuning import MixerTuningConfig
+from lib.studies.mixer_tuning import MixerTuningConfig
 
 TINY_TUNING = MixerTuningConfig(archs=("attention", "mlp_mixer"), lrs=(1e-3, 1e-2), lm_S=4, lm_s=(1, 2), lm_steps=20,
                                 ca_S=4, ca_T=3, ca_steps=20, eval_every=10, tokens_per_step=128, eval_tokens=256,

@@ -5,7 +5,7 @@ import pytest
 
 from lib.cache import Cache
 from lib.models.mixers import ARCHITECTURES
-from lib.train.mixer_study import MixerStudyConfig, load_mixer_study
+from lib.studies.mixer_study import MixerStudyConfig, load_mixer_study
 
 TINY = dict(N=2, n_layers=1, steps=4, tokens=64, eval_every=2, lrs=(1e-3, 1e-2), seeds=(0,))
 

@@ -1,4 +1,4 @@
-"""lib.train.mixer_tuning: the learning-rate grid of chapter 7 as a study (configs, scores, the committed result)."""
+"""lib.studies.mixer_tuning: the learning-rate grid of chapter 7 as a study (configs, scores, the committed result)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lib
-from lib.train.mixer_tuning import MixerTuningConfig, mean_loss_over_budget, load_mixer_tuning, mixer_tuning
+from lib.studies.mixer_tuning import MixerTuningConfig, mean_loss_over_budget, load_mixer_tuning, mixer_tuning
 
 
 def test_run_configs_put_every_rate_of_every_sparsity_in_one_stack():
@@ -69,8 +69,8 @@ def test_publish_main_computes_through_the_cache_without_publishing(tmp_path, mo
     monkeypatch.setenv("BOOK_CACHE", "1")  # the tests run with the cache off (conftest)
     tiny = MixerTuningConfig(archs=("mlp_mixer",), lrs=(1e-2,), lm_S=4, lm_s=(2,), lm_steps=10, ca_S=4, ca_T=3,
                              ca_steps=10, eval_every=10, tokens_per_step=64, eval_tokens=128, d_head=4, n_heads=2)  # fmt: skip
-    publish_main("lib.train.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=[])
+    publish_main("lib.studies.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=[])
     hit, _ = lib.cache.Cache(tmp_path).load(mixer_tuning.__wrapped__, tiny)
     assert hit  # computed and stored in the results cache; nothing copied to data/ without --publish
     with pytest.raises(SystemExit):
-        publish_main("lib.train.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=["--nope"])
+        publish_main("lib.studies.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=["--nope"])

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from lib.models import GPT, GPTConfig, capture, gpt_forward, init_gpt_params
+from lib.models.gpt import hook_names
 from lib.models.mixers import ARCHITECTURES, MIXERS, get_mixer
 from lib.models.mixers.common import causal_conv, token_shift
 from lib.models.mixers.deltanet import delta_rule
@@ -189,8 +190,10 @@ def test_shapes_and_parameter_counts(mixer):
     if mixer == "attention":
         assert cache["blocks.1.attn.hook_pattern"].shape == (3, 4, H, 7, 7)
     else:
-        assert set(cache) == {"blocks.0.mixer.hook_out", "blocks.1.mixer.hook_out"}
-        assert cache["blocks.0.mixer.hook_out"].shape == (3, 4, 7, d)
+        assert list(cache) == list(hook_names(cfg)) and not any("attn" in n for n in cache)
+        assert cache["blocks.0.hook_mixer_out"].shape == (3, 4, 7, d)
+        assert torch.allclose(cache["blocks.0.hook_resid_pre"] + cache["blocks.0.hook_mixer_out"],
+                              cache["blocks.0.hook_resid_mid"], atol=1e-6)  # fmt: skip
 
 
 @pytest.mark.parametrize("mixer", OTHERS)

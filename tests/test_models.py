@@ -62,7 +62,7 @@ def test_copy_head_forward_is_AXW(kind):
     A = cache["hook_pattern"]
     assert out.shape == (4, 6, 3)
     assert torch.allclose(out, A @ X @ head.W)
-    assert torch.equal(cache["hook_scores"], head.G.detach())
+    assert torch.equal(cache["hook_attn_scores"], head.G.detach())
     with pytest.raises(ValueError, match="X must have shape"):
         head(X[:, :5])
 

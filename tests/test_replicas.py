@@ -1,4 +1,4 @@
-"""lib.train.scan_replicas and lib.train.adam_replicas: the same measures on more data sets (configs, summaries,
+"""lib.studies.scan_replicas and lib.studies.adam_replicas: the same measures on more data sets (configs, summaries,
 replica == direct call, the committed FAST results)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import lib
-from lib.train.adam_replicas import AdamReplicasConfig, adam_measures, adam_replicas, bracket_measures
-from lib.train.scan_replicas import SUMMARY_FIELDS, ScanReplicasConfig, scan_replicas, scan_summary
+from lib.studies.adam_replicas import AdamReplicasConfig, adam_measures, adam_replicas, bracket_measures
+from lib.studies.scan_replicas import SUMMARY_FIELDS, ScanReplicasConfig, scan_replicas, scan_summary
 
 ADAM = lib.AdamConfig(lr=0.05, steps=150, lr_final=1e-3)
 TINY_SCAN = lib.train.CopyMapConfig("softmax", V=4, L=6, P_grid=(10, 40, 160), init_seeds=(0,), adam=ADAM)
@@ -69,6 +69,9 @@ def test_adam_measures_and_brackets_on_tiny_fits():
     soft1, lin1 = (lib.fit_copy_map(c, cache=False) for c in cfg.sweeps(1))
     assert rep.measures[0] == adam_measures(soft1, lin1)  # replica == the measures of a direct fit on data set 1
     assert rep.values("bracketed").shape == (1,)
+    # the chapter's own data set: the same fits the chapter would run itself
+    assert np.array_equal(rep.chapter["softmax"].A, soft.A) and np.array_equal(rep.chapter["linear"].target, lin.target)
+    assert rep.chapter["brackets"].keys() == fits.keys() and np.array_equal(rep.chapter["brackets"][6].U, fits[6].U)
 
 
 def test_the_committed_fast_replicas_are_current():
@@ -76,3 +79,4 @@ def test_the_committed_fast_replicas_are_current():
     assert len(scans.summaries) == 3 and all(len(row) == 4 for row in scans.summaries)
     adam = lib.load_adam_replicas(AdamReplicasConfig.fast())
     assert adam.values("dev").shape == (4,)
+    assert set(adam.chapter) == {"softmax", "linear", "brackets"} and set(adam.chapter["brackets"]) == {16, 32, 64}

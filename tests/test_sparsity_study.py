@@ -1,11 +1,11 @@
-"""lib.train.sparsity_study: the run plan, the gap and its control on known numbers, a tiny end-to-end run."""
+"""lib.studies.sparsity_study: the run plan, the gap and its control on known numbers, a tiny end-to-end run."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from lib.train.sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
+from lib.studies.sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
 
 TINY = dict(grid=((4, (1, 2, 3, 4)),), seeds=(0, 1), steps=4, n_heads=2, d_head=2, tokens_per_step=32, eval_every=2,
             eval_tokens=64)  # fmt: skip

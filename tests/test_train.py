@@ -389,3 +389,17 @@ def test_sgd_option_is_plain_gradient_descent():
     assert torch.allclose(run.params["x"], x0 - 0.1 * 2 * x0)
     with pytest.raises(ValueError, match="optimizer"):
         AdamConfig(optimizer="rmsprop")
+
+
+def test_weight_decay_is_decoupled_and_per_member():
+    """AdamW on a loss that ignores the weights shrinks each one by exactly (1 - lr wd) per step, and wd = 0 is Adam."""
+    params = {"w": torch.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=torch.float64)}  # two members
+    flat = lambda p, step: (p["w"] * 0.0).sum(1)  # noqa: E731  (zero gradient: only the decay moves w)
+    run = train_ensemble(params, flat, AdamConfig(lr=0.1, steps=10, weight_decay=0.5))
+    assert torch.allclose(run.params["w"], params["w"] * (1 - 0.1 * 0.5) ** 10)
+    plain = train_ensemble(params, flat, AdamConfig(lr=0.1, steps=10))
+    assert torch.equal(plain.params["w"], params["w"])
+    with pytest.raises(ValueError, match="weight_decay"):
+        AdamConfig(weight_decay=-1.0)
+    with pytest.raises(ValueError, match="weight_decay needs optimizer='adam'"):
+        AdamConfig(weight_decay=0.1, optimizer="sgd")

@@ -151,7 +151,7 @@ CLAIMS: tuple[Claim, ...] = (
                     R(at_least(0.9), "'most of the degrees of freedom' read as ≥ 90 % of the pattern"),
                     R(at_least(0.5), "more than half"), fmt=".6f"),
               Check(CH4, "trained", "smallest coverage of the Adam (MAP) minimisers above P* (lib.theory.coverage); median over five "
-                    "data sets (the chapter's and four of lib.train.adam_replicas)",
+                    "data sets (the chapter's and four of lib.studies.adam_replicas)",
                     R(at_least(0.9), "'most of the degrees of freedom' read as ≥ 90 % of the pattern"), fmt=".3f",
                     control="the same coverage of random softmax patterns (Gaussian scores at the initial scale, so no "
                     "S or J structure by construction): must fail"),
@@ -160,7 +160,7 @@ CLAIMS: tuple[Claim, ...] = (
           "transition); two minima coexist.", "first-order transition (abstract)", (
               Check(CH1, "trained", "share of the target-attention rise across the steepest coarse step that falls in "
                     "the largest fine step, Adam filtered to the lowest U (lib.train.jump_fraction); median over five data sets (the "
-                    "chapter's and four of lib.train.scan_replicas)",
+                    "chapter's and four of lib.studies.scan_replicas)",
                     R(at_least(0.8), _JUMP), R(at_least(0.5), "half of the rise in one fine step"),
                     control="the same share for linear attention, which paper A says rises continuously", fmt=".2f"),
               Check(CH3, "derived", "jump of the target attention between the two coexisting minima of the reduced "

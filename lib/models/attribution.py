@@ -25,11 +25,14 @@ from .gpt import GPTConfig, gpt_forward
 __all__ = ["input_attribution", "input_sensitivity"]
 
 
-class _Identity(dict):
-    """Hook mapping: the given hooks, identity for every other hook point."""
+class _Leaf:
+    """A hook that makes the tensor passing through it a fresh leaf requiring gradients, kept as ``self.x``."""
 
-    def __missing__(self, key):
-        return lambda t: t
+    x: torch.Tensor | None = None
+
+    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+        self.x = t.detach().requires_grad_(True)
+        return self.x
 
 
 def input_attribution(params: Mapping[str, torch.Tensor], cfg: GPTConfig, tokens: torch.Tensor,
@@ -55,19 +58,13 @@ def input_attribution(params: Mapping[str, torch.Tensor], cfg: GPTConfig, tokens
     queries = torch.as_tensor(queries, dtype=torch.long)
     if queries.dim() != 1 or len(queries) == 0 or int(queries.min()) < 0 or int(queries.max()) >= tokens.shape[-1] - 1:
         raise ValueError(f"queries must be a non-empty 1-d tensor of positions < {tokens.shape[-1] - 1}")
-    store: dict[str, torch.Tensor] = {}
-
-    def grab(x):
-        x = x.detach().requires_grad_(True)
-        store["x"] = x
-        return x
-
     _, B, L = tokens.shape
-    logits = gpt_forward(p, tokens[..., :-1], cfg, hooks=_Identity(hook_embed=grab))  # (E, B, L-1, V)
+    inputs = _Leaf()  # the input embeddings (token plus position) of the first block, as a leaf of the graph
+    logits = gpt_forward(p, tokens[..., :-1], cfg, hooks={"blocks.0.hook_resid_pre": inputs})  # (E, B, L-1, V)
     logp = F.log_softmax(logits, -1).gather(-1, tokens[..., 1:, None])[..., 0]  # (E, B, L-1)
     rows = []
     for i, q in enumerate(queries.tolist()):
-        (g,) = torch.autograd.grad(logp[:, :, q].sum(), store["x"], retain_graph=i < len(queries) - 1)
+        (g,) = torch.autograd.grad(logp[:, :, q].sum(), inputs.x, retain_graph=i < len(queries) - 1)
         size = g.view(E, B, L - 1, -1).norm(dim=-1).mean(1)  # (E, L-1)
         rows.append(size / size.sum(-1, keepdim=True).clamp_min(1e-30))
     return torch.stack(rows, 1)  # (E, Q, L-1)

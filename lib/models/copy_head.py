@@ -9,7 +9,7 @@ positional score matrix :math:`G \in \mathbb R^{L\times L}` and a merged value/r
   a scalar :math:`\beta`, the cheap uniform-pooling channel that query/key biases give at infinite width.
 
 Softmax is invariant to row constants, so :math:`\beta` exists only for the linear kind. Attention weights are
-always materialised (``hook_scores`` before the map, ``hook_pattern`` after it).
+always materialised (``hook_attn_scores`` before the map, ``hook_pattern`` after it).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import math
 import torch
 from torch import nn
 
-from ..tasks.copy import check_size
+from ..validate import check_size
 from .hooks import HookPoint
 
 __all__ = ["KINDS", "check_kind", "attention", "CopyHead"]
@@ -101,12 +101,12 @@ class CopyHead(nn.Module):
         self.G = nn.Parameter(G)  # (L, L)
         self.W = nn.Parameter(W)  # (V, V)
         self.beta = nn.Parameter(beta) if kind == "linear" else None  # ()
-        self.hook_scores = HookPoint()
+        self.hook_attn_scores = HookPoint()
         self.hook_pattern = HookPoint()
 
     def pattern(self) -> torch.Tensor:
         """The attention matrix ``A``, shape ``(L, L)`` (through the hook points)."""
-        scores = self.hook_scores(self.G)  # (L, L)
+        scores = self.hook_attn_scores(self.G)  # (L, L)
         return self.hook_pattern(attention(self.kind, scores, self.beta))  # (L, L)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:

@@ -8,7 +8,9 @@ unembedding. For member ``e``, block ``l`` and head ``h``, with :math:`\hat x = 
     \;\;(k \le q), \qquad a_{qk} = \operatorname{softmax}_k(s_{qk}),
 
 so the attention weights are always materialised: the scores (pre-softmax, causal entries :math:`-\infty`) pass
-through the hook point ``blocks.{l}.attn.hook_scores`` and the pattern through ``blocks.{l}.attn.hook_pattern``.
+through the hook point ``blocks.{l}.attn.hook_attn_scores`` and the pattern through ``blocks.{l}.attn.hook_pattern``
+(TransformerLens's names, as are the others: ``hook_q``, ``hook_k``, ``hook_v``, ``hook_z``, ``hook_resid_pre``,
+``hook_attn_out``, ``hook_resid_mid``, ``hook_mlp_out``, ``hook_resid_post``; :func:`hook_names`).
 The optional additive bias :math:`c\,M` (one ``(L, L)`` matrix per member, the same for every head and layer) is
 paper B's intervention that steers attention towards the ground-truth support ``M``.
 
@@ -24,34 +26,39 @@ Initialisation (our choice, GPT-2 style): embeddings and weights :math:`\mathcal
 Token mixers. ``GPTConfig(mixer=...)`` swaps the attention sublayer for another token mixer of
 :mod:`lib.models.mixers` (MLP-Mixer, Mamba, Gated DeltaNet, RWKV, mLSTM, linear RNN), everything else in the block
 unchanged (RWKV also replaces the MLP by its channel mix). Such a layer has no attention pattern: its output passes
-through the hook point ``blocks.{l}.mixer.hook_out`` instead, and the bias ``c M`` is not defined for it.
+through the hook point ``blocks.{l}.hook_mixer_out`` instead, and the bias ``c M`` is not defined for it. One
+:func:`gpt_forward` runs every mixer: attention is the mixer the block runs itself.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..tasks.copy import check_size
+from ..validate import check_choice, check_positive, check_size
 from .hooks import HookPoint
 from .mixers import get_mixer
 
-__all__ = ["GPTConfig", "GPT", "init_gpt_params", "gpt_forward", "causal_bias", "PARAM_NAMES"]
+__all__ = ["GPTConfig", "GPT", "init_gpt_params", "gpt_forward", "causal_bias", "PARAM_NAMES", "HOOK_NAMES", "hook_names"]
 
 #: Per-layer parameter names (prefixed ``b{l}_``) and the global ones.
 LAYER_PARAMS = ("ln1_g", "ln1_b", "w_qkv", "w_o", "ln2_g", "ln2_b", "w_in", "b_in", "w_out", "b_out")
 GLOBAL_PARAMS = ("tok", "pos", "lnf_g", "lnf_b", "w_u", "b_u")
 PARAM_NAMES = GLOBAL_PARAMS + LAYER_PARAMS
+#: Initialisation schemes (:class:`GPTConfig`).
+INIT_SCHEMES = ("gpt2", "torch")
+#: The bias that goes with each weight matrix (PyTorch's ``nn.Linear`` draws both from its weight's fan-in).
+_BIAS_OF = {"b_in": "w_in", "b_out": "w_out", "b_u": "w_u"}
 
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """Architecture of one model (a frozen config).
+    r"""Architecture of one model (a frozen config).
 
     Attributes
     ----------
@@ -68,7 +75,13 @@ class GPTConfig:
     d_mlp : int or None
         MLP hidden width; ``None`` means ``4 * d_model``.
     init_std : float
-        Standard deviation of the initial weights and embeddings.
+        Standard deviation of the initial weights and embeddings (``init="gpt2"``).
+    init : {"gpt2", "torch"}
+        Initialisation scheme (:func:`init_gpt_params`): ``"gpt2"`` (our default) draws weights and embeddings
+        from :math:`\mathcal N(0, \sigma^2)`, ``sigma = init_std``, with the residual out-projections scaled by
+        :math:`1/\sqrt{2 n_\text{layers}}` and biases zero; ``"torch"`` is what ``nn.Linear`` / ``nn.Embedding``
+        modules start from in PyTorch: weights and biases :math:`U(\pm 1/\sqrt{\text{fan-in}})`, embeddings
+        :math:`\mathcal N(0, 1)` (``init_std`` unused). The token mixers' own parameters keep their own schemes.
     mixer : str
         Token mixer of every block (:data:`lib.models.mixers.MIXERS`); ``"attention"`` is the transformer.
     d_state : int or None
@@ -86,9 +99,11 @@ class GPTConfig:
     init_std: float = 0.02
     mixer: str = "attention"
     d_state: int | None = None
+    init: str = "gpt2"
 
     def __post_init__(self) -> None:
         get_mixer(self.mixer)
+        check_choice("init", self.init, INIT_SCHEMES)
         check_size("vocab", self.vocab, 2)
         check_size("n_ctx", self.n_ctx, 1)
         check_size("n_heads", self.n_heads, 1)
@@ -102,8 +117,7 @@ class GPTConfig:
             check_size("d_state", self.d_state, 1)
         if self.d_mlp is not None:
             check_size("d_mlp", self.d_mlp, 1)
-        if not (isinstance(self.init_std, (int, float)) and math.isfinite(self.init_std) and self.init_std > 0):
-            raise ValueError(f"init_std must be a finite number > 0, got {self.init_std!r}")
+        check_positive("init_std", self.init_std)
 
     @property
     def width(self) -> int:
@@ -170,7 +184,14 @@ def init_gpt_params(cfg: GPTConfig, seeds: Sequence[int], *, dtype: torch.dtype 
                 p[name] = init(short, shape, cfg, layer, g).to(torch.float64)
             elif short.endswith("_g"):
                 p[name] = torch.ones(shape, dtype=torch.float64)
-            elif short.endswith("_b") or short in ("b_in", "b_out", "b_u"):
+            elif short.endswith("_b"):
+                p[name] = torch.zeros(shape, dtype=torch.float64)
+            elif cfg.init == "torch" and short in ("tok", "pos"):  # nn.Embedding: N(0, 1)
+                p[name] = torch.randn(shape, generator=g, dtype=torch.float64)
+            elif cfg.init == "torch":  # nn.Linear: weight (fan_in, fan_out) and bias, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+                fan_in = shapes[name.replace(short, _BIAS_OF[short])][0] if short in _BIAS_OF else shape[0]
+                p[name] = (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) / math.sqrt(fan_in)
+            elif short in ("b_in", "b_out", "b_u"):
                 p[name] = torch.zeros(shape, dtype=torch.float64)
             else:
                 scale = cfg.init_std * (resid if short in ("w_o", "w_out") else 1.0)
@@ -226,10 +247,10 @@ def gpt_forward(
     cfg: GPTConfig,
     *,
     bias: torch.Tensor | None = None,
-    hooks: Mapping[str, nn.Module] | None = None,
+    hooks: Mapping[str, Callable[[torch.Tensor], torch.Tensor]] | None = None,
     mode: str | None = None,
 ) -> torch.Tensor:
-    """Logits of ``E`` stacked models, ``(E, B, L, vocab)``.
+    """Logits of ``E`` stacked models, ``(E, B, L, vocab)``: one forward for attention and every other token mixer.
 
     Parameters
     ----------
@@ -242,13 +263,19 @@ def gpt_forward(
         Additive pre-softmax attention bias (e.g. ``c * M``), the same for every head and layer. Or an additive term
         built by :func:`causal_bias` beforehand (detected by its ``-inf`` entries; saves rebuilding it every step).
     hooks : mapping, optional
-        ``{"blocks.{l}.attn.hook_scores": module, "blocks.{l}.attn.hook_pattern": module}`` applied to the
-        scores ``(E, B, H, L, L)`` and the pattern ``(E, B, H, L, L)``; for another token mixer
-        ``{"blocks.{l}.mixer.hook_out": module}`` applied to its output ``(E, B, L, d)``. An optional
-        ``"hook_embed"`` is applied to the input embeddings ``(E, B*L, d)`` (token plus position).
+        ``{hook name: function}``: each named tensor passes through its function (which may record or replace it;
+        names without a function pass unchanged). The names are TransformerLens's (:data:`HOOK_NAMES`), with
+        the member axis ``E`` in front: ``hook_embed`` ``(E, B, L, d)`` (token embeddings), ``hook_pos_embed``
+        ``(E, L, d)``; per block ``l``, ``blocks.{l}.hook_resid_pre``, ``hook_resid_mid``, ``hook_resid_post``,
+        ``hook_attn_out`` (attention) or ``hook_mixer_out`` (another token mixer) and ``hook_mlp_out``, each
+        ``(E, B, L, d)``; for attention ``blocks.{l}.attn.hook_q``, ``hook_k``, ``hook_v``, ``hook_z``
+        ``(E, B, H, L, d_head)`` (head-major, unlike TransformerLens's position-major) and
+        ``blocks.{l}.attn.hook_attn_scores``, ``hook_pattern`` ``(E, B, H, L, L)`` (scores with the causal
+        ``-inf`` and the bias added, pattern after the softmax).
     mode : str, optional
         The form a token mixer runs in (``"parallel"`` or ``"recurrent"`` where the mixer has both); default: the
-        mixer's faster form at this length (:meth:`lib.models.mixers.MixerSpec.default_form`).
+        mixer's faster form at this length (:meth:`lib.models.mixers.MixerSpec.default_form`). Attention has only
+        ``"parallel"``.
     """
     E = params["tok"].shape[0]
     if tokens.dim() == 2:
@@ -258,80 +285,103 @@ def gpt_forward(
     _, B, L = tokens.shape
     if L > cfg.n_ctx:
         raise ValueError(f"tokens has length {L} > n_ctx={cfg.n_ctx}")
-    H, dh, d = cfg.n_heads, cfg.d_head, cfg.width
-    dtype = params["tok"].dtype
+    d = cfg.width
     spec = get_mixer(cfg.mixer)
-    if spec.forward is not None:
-        return _mixer_forward(params, tokens, cfg, spec, bias=bias, hooks=hooks, mode=mode or spec.default_form(L))
-    if mode not in (None, "parallel"):
-        raise ValueError(f"mode must be 'parallel' for attention, got {mode!r}")
-    if bias is not None and bool(torch.isinf(bias).any()):
-        additive = bias
-    else:
-        additive = causal_bias(L, bias, dtype=dtype, device=tokens.device)
-    if additive.dim() == 3:
-        additive = additive[:, None, None]  # (E, 1, 1, L, L)
-
-    # embeddings: gather each member's rows, (E, B, L, d) -> (E, B*L, d)
-    x = torch.gather(params["tok"], 1, tokens.reshape(E, B * L, 1).expand(E, B * L, d))
-    x = (x.view(E, B, L, d) + params["pos"][:, None, :L]).reshape(E, B * L, d)
-    if hooks is not None and "hook_embed" in hooks:  # optional: the input embeddings (E, B*L, d), e.g. for attribution
-        x = hooks["hook_embed"](x)
-    scale = 1.0 / math.sqrt(dh)
-    for layer in range(cfg.n_layers):
-        p = {k: params[f"b{layer}_{k}"] for k in LAYER_PARAMS}.__getitem__
-        h = _layer_norm(x, p("ln1_g"), p("ln1_b"))
-        qkv = torch.bmm(h, p("w_qkv")).view(E, B, L, 3, H, dh).permute(3, 0, 1, 4, 2, 5)  # (3, E, B, H, L, dh)
-        q, k, v = qkv[0], qkv[1], qkv[2]
-        scores = torch.matmul(q, k.transpose(-1, -2)).mul_(scale) + additive  # (E, B, H, L, L)
-        if hooks is not None:
-            scores = hooks[f"blocks.{layer}.attn.hook_scores"](scores)
-        pattern = softmax(scores)
-        if hooks is not None:
-            pattern = hooks[f"blocks.{layer}.attn.hook_pattern"](pattern)
-        z = torch.matmul(pattern, v).permute(0, 1, 3, 2, 4).reshape(E, B * L, H * dh)  # (E, B*L, H*dh)
-        x = x + torch.bmm(z, p("w_o"))
-        h = _layer_norm(x, p("ln2_g"), p("ln2_b"))
-        h = F.gelu(torch.baddbmm(p("b_in")[:, None, :], h, p("w_in")))
-        x = x + torch.baddbmm(p("b_out")[:, None, :], h, p("w_out"))
-    h = _layer_norm(x, params["lnf_g"], params["lnf_b"])
-    logits = torch.baddbmm(params["b_u"][:, None, :], h, params["w_u"])  # (E, B*L, V)
-    return logits.view(E, B, L, cfg.vocab)
-
-
-def _mixer_forward(params, tokens, cfg: GPTConfig, spec, *, bias=None, hooks=None, mode="parallel") -> torch.Tensor:
-    """:func:`gpt_forward` for a block whose token mixer is not attention (the same residual structure)."""
+    is_attention = spec.forward is None
+    mode = mode or spec.default_form(L)
     if mode not in spec.forms:
         raise ValueError(f"mode must be one of {spec.forms} for the {spec.name} mixer, got {mode!r}")
-    if bias is not None and not bool(torch.isinf(bias).any()) and bool((bias != 0).any()):
+    if is_attention:
+        additive = _additive_bias(bias, L, params["tok"].dtype, tokens.device)
+    elif bias is not None and not bool(torch.isinf(bias).any()) and bool((bias != 0).any()):
         raise ValueError(f"bias (c M on attention scores) is not defined for the {spec.name} mixer")
-    E, B, L = tokens.shape
-    d = cfg.width
-    names = tuple(cfg.layer_shapes())
+
+    def tap(name: str, t: torch.Tensor) -> torch.Tensor:  # t through hooks[name], where one is given
+        return t if hooks is None or name not in hooks else hooks[name](t)
+
+    def tap_stream(name: str, t: torch.Tensor) -> torch.Tensor:  # a (E, B*L, d) stream, hooked as (E, B, L, d)
+        return t if hooks is None or name not in hooks else hooks[name](t.view(E, B, L, d)).reshape(E, B * L, d)
+
+    # embeddings: gather each member's rows, (E, B*L, d) -> (E, B, L, d), plus positions (E, 1, L, d)
     x = torch.gather(params["tok"], 1, tokens.reshape(E, B * L, 1).expand(E, B * L, d))
-    x = (x.view(E, B, L, d) + params["pos"][:, None, :L]).reshape(E, B * L, d)
-    if hooks is not None and "hook_embed" in hooks:
-        x = hooks["hook_embed"](x)
+    x = tap("hook_embed", x.view(E, B, L, d)) + tap("hook_pos_embed", params["pos"][:, :L])[:, None]
+    x = x.reshape(E, B * L, d)
+    names = LAYER_PARAMS if is_attention else tuple(cfg.layer_shapes())
     for layer in range(cfg.n_layers):
         p = {k: params[f"b{layer}_{k}"] for k in names}
-        h = _layer_norm(x, p["ln1_g"], p["ln1_b"]).view(E, B, L, d)
-        out = spec.forward(p, h, cfg, mode=mode)  # (E, B, L, d)
-        if hooks is not None:
-            out = hooks[f"blocks.{layer}.mixer.hook_out"](out)
-        x = x + out.reshape(E, B * L, d)
+        block = f"blocks.{layer}."
+        x = tap_stream(block + "hook_resid_pre", x)
+        h = _layer_norm(x, p["ln1_g"], p["ln1_b"])  # (E, B*L, d)
+        if is_attention:
+            x = x + tap_stream(block + "hook_attn_out", _attention(p, h, cfg, (E, B, L), additive, tap, block))
+        else:
+            out = spec.forward(p, h.view(E, B, L, d), cfg, mode=mode)  # (E, B, L, d)
+            x = x + tap_stream(block + "hook_mixer_out", out.reshape(E, B * L, d))
+        x = tap_stream(block + "hook_resid_mid", x)
         h = _layer_norm(x, p["ln2_g"], p["ln2_b"])
         if spec.channel is not None:
-            x = x + spec.channel.forward(p, h.view(E, B, L, d), cfg).reshape(E, B * L, d)
+            out = spec.channel.forward(p, h.view(E, B, L, d), cfg).reshape(E, B * L, d)
         else:
-            h = F.gelu(torch.baddbmm(p["b_in"][:, None, :], h, p["w_in"]))
-            x = x + torch.baddbmm(p["b_out"][:, None, :], h, p["w_out"])
+            out = torch.baddbmm(p["b_out"][:, None, :], F.gelu(torch.baddbmm(p["b_in"][:, None, :], h, p["w_in"])),
+                                p["w_out"])  # fmt: skip
+        x = tap_stream(block + "hook_resid_post", x + tap_stream(block + "hook_mlp_out", out))
     h = _layer_norm(x, params["lnf_g"], params["lnf_b"])
     logits = torch.baddbmm(params["b_u"][:, None, :], h, params["w_u"])  # (E, B*L, V)
     return logits.view(E, B, L, cfg.vocab)
+
+
+def _additive_bias(bias, L: int, dtype, device) -> torch.Tensor:
+    """The causal ``-inf`` plus ``bias`` as ``(L, L)`` or ``(E, 1, 1, L, L)`` (a prebuilt one passes through)."""
+    additive = bias if bias is not None and bool(torch.isinf(bias).any()) else causal_bias(L, bias, dtype=dtype, device=device)
+    return additive[:, None, None] if additive.dim() == 3 else additive
+
+
+def _attention(p, h: torch.Tensor, cfg: GPTConfig, size: tuple[int, int, int], additive, tap, block: str) -> torch.Tensor:
+    """Multi-head softmax attention of one block: ``h`` ``(E, B*L, d)`` -> ``z W_O`` ``(E, B*L, d)``."""
+    E, B, L = size
+    H, dh = cfg.n_heads, cfg.d_head
+    qkv = torch.bmm(h, p["w_qkv"]).view(E, B, L, 3, H, dh).permute(3, 0, 1, 4, 2, 5)  # (3, E, B, H, L, dh)
+    q = tap(block + "attn.hook_q", qkv[0])
+    k = tap(block + "attn.hook_k", qkv[1])
+    v = tap(block + "attn.hook_v", qkv[2])
+    scores = tap(block + "attn.hook_attn_scores", torch.matmul(q, k.transpose(-1, -2)).mul_(1.0 / math.sqrt(dh)) + additive)
+    pattern = tap(block + "attn.hook_pattern", softmax(scores))  # (E, B, H, L, L)
+    z = tap(block + "attn.hook_z", torch.matmul(pattern, v))  # (E, B, H, L, dh)
+    return torch.bmm(z.permute(0, 1, 3, 2, 4).reshape(E, B * L, H * dh), p["w_o"])  # (E, B*L, H*dh) @ (E, H*dh, d)
+
+
+#: Hook names per block (TransformerLens's), for attention and for another token mixer; plus the two embeddings.
+HOOK_NAMES = {
+    "attention": ("hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
+                  "attn.hook_pattern", "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out",
+                  "hook_resid_post"),
+    "mixer": ("hook_resid_pre", "hook_mixer_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post"),
+    "embed": ("hook_embed", "hook_pos_embed"),
+}  # fmt: skip
+
+
+def hook_names(cfg: GPTConfig) -> tuple[str, ...]:
+    """Every hook name of a model with this config, in the order of the forward pass."""
+    per_block = HOOK_NAMES["attention" if cfg.mixer == "attention" else "mixer"]
+    return HOOK_NAMES["embed"] + tuple(f"blocks.{layer}.{n}" for layer in range(cfg.n_layers) for n in per_block)
+
+
+def _hook_tree(names: Sequence[str]) -> nn.ModuleDict:
+    """Nested modules whose ``named_modules`` names are ``names`` (``"attn.hook_q"`` -> ``attn`` / ``hook_q``)."""
+    tree = nn.ModuleDict()
+    for name in names:
+        *parents, leaf = name.split(".")
+        node = tree
+        for part in parents:
+            if part not in node:
+                node[part] = nn.ModuleDict()
+            node = node[part]
+        node[leaf] = HookPoint()
+    return tree
 
 
 class GPT(nn.Module):
-    """``E`` stacked GPTs as one module, with hook points ``blocks.{l}.attn.hook_scores`` / ``hook_pattern``.
+    """``E`` stacked GPTs as one module, with a :class:`HookPoint` at every name of :func:`hook_names`.
 
     Parameters
     ----------
@@ -354,19 +404,17 @@ class GPT(nn.Module):
             raise ValueError(f"params lacks {sorted(missing)}")
         stacked = {k: torch.as_tensor(v).detach().clone() for k, v in params.items()}
         self.params = nn.ParameterDict({k: nn.Parameter(v) for k, v in stacked.items()})
-        if cfg.mixer == "attention":
-            block = lambda: nn.ModuleDict({"attn": nn.ModuleDict({"hook_scores": HookPoint(), "hook_pattern": HookPoint()})})  # noqa: E731
-        else:
-            block = lambda: nn.ModuleDict({"mixer": nn.ModuleDict({"hook_out": HookPoint()})})  # noqa: E731
-        self.blocks = nn.ModuleList(block() for _ in range(cfg.n_layers))
+        self.hook_embed, self.hook_pos_embed = HookPoint(), HookPoint()
+        self.blocks = nn.ModuleList(_hook_tree(HOOK_NAMES["attention" if cfg.mixer == "attention" else "mixer"])
+                                    for _ in range(cfg.n_layers))  # fmt: skip
 
     @property
     def n_members(self) -> int:
         return self.params["tok"].shape[0]
 
     def hook_points(self) -> dict[str, nn.Module]:
-        """``{"blocks.{l}.attn.hook_scores": HookPoint, ...}`` (``blocks.{l}.mixer.hook_out`` for other mixers)."""
-        return {f"blocks.{i}.{part}.{k}": m for i, b in enumerate(self.blocks) for part in b for k, m in b[part].items()}
+        """``{hook name: HookPoint}``, e.g. ``"blocks.0.attn.hook_pattern"`` (:func:`hook_names`)."""
+        return {name: m for name, m in self.named_modules() if isinstance(m, HookPoint)}
 
     def forward(self, tokens: torch.Tensor, bias: torch.Tensor | None = None, mode: str | None = None) -> torch.Tensor:
         """Logits ``(E, B, L, vocab)`` for tokens ``(E, B, L)`` or ``(B, L)``; ``bias``, ``mode`` as in :func:`gpt_forward`."""

@@ -1,7 +1,8 @@
 """Named hook points: identity modules that make intermediate tensors (scores, attention patterns) observable.
 
-Every model in :mod:`lib.models` routes its attention scores through ``hook_scores`` and its attention pattern
-through ``hook_pattern``. :func:`capture` records what passes through them during a forward pass:
+Every model in :mod:`lib.models` routes its attention scores through ``hook_attn_scores`` and its attention pattern
+through ``hook_pattern`` (TransformerLens's names; the GPT has the others too, :func:`lib.models.gpt.hook_names`).
+:func:`capture` records what passes through a module's hook points during a forward pass:
 
 >>> with capture(model) as cache:          # doctest: +SKIP
 ...     model(x)
@@ -16,7 +17,7 @@ from typing import Iterator
 import torch
 from torch import nn
 
-__all__ = ["HookPoint", "capture"]
+__all__ = ["HookPoint", "capture", "Recorder"]
 
 
 class HookPoint(nn.Module):
@@ -35,11 +36,12 @@ def capture(model: nn.Module, names: tuple[str, ...] | None = None) -> Iterator[
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    points = {n: m for n, m in model.named_modules() if isinstance(m, HookPoint)}
+    available = {n: m for n, m in model.named_modules() if isinstance(m, HookPoint)}
+    points = available
     if names is not None:
-        points = {n: m for n, m in points.items() if any(n == k or n.endswith("." + k) for k in names)}
+        points = {n: m for n, m in available.items() if any(n == k or n.endswith("." + k) for k in names)}
         if not points:
-            raise ValueError(f"no hook point matches {names}; the model has {sorted(points) or 'none'}")
+            raise ValueError(f"no hook point matches {names}; the model has {sorted(available) or 'none'}")
     cache: dict[str, torch.Tensor] = {}
     handles = []
     for name, module in points.items():
@@ -53,3 +55,27 @@ def capture(model: nn.Module, names: tuple[str, ...] | None = None) -> Iterator[
     finally:
         for h in handles:
             h.remove()
+
+
+class Recorder:
+    """Hook functions for :func:`lib.models.gpt.gpt_forward` that keep what passes through the named points.
+
+    ``rec = Recorder(names)``; ``gpt_forward(..., hooks=rec.hooks)``; then ``rec.seen[name]`` holds the tensor of
+    the last pass (not detached: the caller decides). The record lives in the object, not in an enclosing scope.
+    """
+
+    def __init__(self, names):
+        names = tuple(names)
+        if not names or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"names must be a non-empty sequence of hook names, got {names!r}")
+        self.seen: dict[str, torch.Tensor] = {}
+        self.hooks = {name: _Keep(self.seen, name) for name in names}
+
+
+class _Keep:
+    def __init__(self, store: dict, name: str):
+        self.store, self.name = store, name
+
+    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+        self.store[self.name] = t
+        return t

@@ -90,7 +90,7 @@ class WidthSummary:
 
 
 def width_summary(study, lm_exit: float, ca_exit: float) -> WidthSummary:
-    """Read the width ``study`` (a :class:`lib.train.width_study.WidthStudy`) at the two tasks' exits."""
+    """Read the width ``study`` (a :class:`lib.studies.width_study.WidthStudy`) at the two tasks' exits."""
     sc = study.config
     if not (np.isfinite(lm_exit) and np.isfinite(ca_exit)):
         raise ValueError(f"the exits must be finite, got {lm_exit!r}, {ca_exit!r}")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .copy import check_size
+from ..validate import check_size
 
 __all__ = [
     "AutomatonTask",

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..validate import check_size
+
 __all__ = [
     "CopyTask",
     "check_size",
@@ -33,17 +35,6 @@ __all__ = [
     "nested_pair_counts",
     "population_counts",
 ]
-
-
-def check_size(name: str, value: object, minimum: int) -> int:
-    """Validate an integer size: a Python/NumPy int (not a bool, not a float) that is at least ``minimum``."""
-    import numbers
-
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Input validation shared by the theory modules (private).
+"""Input validation shared by the theory modules (private; the generic checks are :mod:`lib.validate`).
 
 Every public theory function validates its arguments here, so the error messages are uniform: a ``ValueError``
 that names the argument and the allowed range, or a ``TypeError`` for an argument of the wrong type.
@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 import torch
 
-from ..tasks.copy import check_size
+from ..validate import check_choice, check_positive, check_size  # noqa: F401 (re-exported to the theory)
 from ..models.copy_objective import CopyPrior
 
 F64 = torch.float64
@@ -21,15 +21,6 @@ F64 = torch.float64
 MODELS = ("softmax", "linear_v0", "linear_v2", "linear_v2_bulk")
 #: ``"bayes"``: W integrated out, with the Occam log-det term; ``"map"``: W profiled out (no log-det term).
 METHODS = ("bayes", "map")
-
-
-def check_choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
-    """A string from ``allowed`` (``TypeError`` for a non-string, ``ValueError`` for an unknown string)."""
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, one of {allowed}; got {type(value).__name__}")
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return value
 
 
 def check_method(method: object) -> str:
@@ -99,3 +90,41 @@ def as_f64(x: object) -> torch.Tensor:
 def scalar_or_array(x: np.ndarray, scalar: bool):
     """A Python float for scalar input, else the array (the public transition functions return either)."""
     return float(np.asarray(x).reshape(())) if scalar else x
+
+
+# the numerical checks of chapter 2
+_DEFAULT = CopyPrior()
+_EXACT_MODELS = MODELS[:3]  # softmax, linear_v0, linear_v2
+
+
+def _square(name: str, M: object, *, batch: bool = True) -> torch.Tensor:
+    if not isinstance(M, (torch.Tensor, np.ndarray)):
+        raise TypeError(f"{name} must be a torch.Tensor or numpy array, got {type(M).__name__}")
+    M = as_f64(M)
+    if M.dim() < 2 or M.shape[-1] != M.shape[-2] or M.shape[-1] < 2 or (not batch and M.dim() != 2):
+        want = "(..., L, L)" if batch else "(L, L)"
+        raise ValueError(f"{name} must have shape {want} with L >= 2, got {tuple(M.shape)}")
+    if not bool(torch.isfinite(M).all()):
+        raise ValueError(f"{name} must be finite")
+    return M
+
+
+def _check_counts(counts: object, L: int, lead: int) -> torch.Tensor:
+    if not isinstance(counts, torch.Tensor):
+        raise TypeError(f"counts must be a torch.Tensor, got {type(counts).__name__}")
+    if counts.dim() != 4 + lead or tuple(counts.shape[lead:lead + 2]) != (L, L) or counts.shape[-1] != counts.shape[-2]:
+        want = "(n_P, L, L, V, V)" if lead else "(L, L, V, V)"
+        raise ValueError(f"counts must have shape {want} with L = {L}, got {tuple(counts.shape)}")
+    if counts.shape[-1] < 2 or bool((counts < 0).any()):
+        raise ValueError("counts must be non-negative pair counts with V >= 2")
+    return counts.to(F64)
+
+
+def _beta_arg(model: str, beta) -> torch.Tensor | None:
+    if beta is None:
+        return None
+    if model != "linear_v2":
+        raise ValueError(f"beta is only used by model='linear_v2', got model={model!r}")
+    return as_f64(beta)
+
+

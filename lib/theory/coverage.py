@@ -14,8 +14,8 @@ import torch
 
 from ..tasks.copy import shift_matrix
 from ..models.copy_objective import CopyPrior
-from ._check_args import _DEFAULT, _EXACT_MODELS, _check_counts, _count, _positive, _square
-from ._validate import F64, check_method, check_model, check_prior
+from ._validate import (F64, check_method, check_model, check_positive, check_prior, check_size, _DEFAULT,
+                       _EXACT_MODELS, _check_counts, _square)
 from .action import large_p_action
 from .observables import target_attention_of
 from .posterior import _n_seq, attention_of, neg_log_posterior
@@ -188,17 +188,17 @@ def minimise_full_action(model: str, V: int, L: int, P, *, counts: torch.Tensor 
     check_model(model, _EXACT_MODELS)
     check_method(method)
     check_prior(prior)
-    V, L = _count("V", V, 2), _count("L", L, 2)
+    V, L = check_size("V", V, 2), check_size("L", L, 2)
     Ps = np.atleast_1d(np.asarray(P, dtype=float))
     if Ps.ndim != 1 or Ps.size == 0 or not np.all(np.isfinite(Ps)) or np.any(Ps <= 0):
         raise ValueError(f"P must be a non-empty 1-D sequence of sizes > 0, got {P!r}")
-    n_random = _count("n_random", n_random, 0)
+    n_random = check_size("n_random", n_random, 0)
     if n_random == 0 and not copy_start:
         raise ValueError("need at least one start: n_random >= 1 or copy_start=True")
-    seed = _count("seed", seed, 0)
-    init_scale = _positive("init_scale", init_scale)
-    tol = _positive("tol", tol)
-    max_rounds = _count("max_rounds", max_rounds, 1)
+    seed = check_size("seed", seed, 0)
+    init_scale = check_positive("init_scale", init_scale)
+    tol = check_positive("tol", tol)
+    max_rounds = check_size("max_rounds", max_rounds, 1)
     if counts is not None:
         counts = _check_counts(counts, L, 1)
         if counts.shape[0] != Ps.size or counts.shape[-1] != V:

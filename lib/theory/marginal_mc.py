@@ -13,8 +13,8 @@ import numpy as np
 import torch
 
 from ..models.copy_objective import CopyPrior, copy_sq_error
-from ._check_args import _DEFAULT, _EXACT_MODELS, _beta_arg, _check_counts, _count, _square
-from ._validate import F64, check_choice, check_model, check_prior
+from ._validate import (F64, check_choice, check_model, check_prior, check_size, _DEFAULT, _EXACT_MODELS, _beta_arg,
+                       _check_counts, _square)
 from .posterior import _n_seq, attention_of, posterior_terms, readout_posterior
 
 __all__ = ["WMarginalMC", "w_marginal_mc"]
@@ -129,10 +129,10 @@ def w_marginal_mc(model: str, G, counts: torch.Tensor, *, beta=None, prior: Copy
     L = G.shape[-1]
     counts = _check_counts(counts, L, 0)
     V = counts.shape[-1]
-    n_samples = _count("n_samples", n_samples, 100)
-    n_checkpoints = _count("n_checkpoints", n_checkpoints, 2)
-    chunk = _count("chunk", chunk, 1)
-    seed = _count("seed", seed, 0)
+    n_samples = check_size("n_samples", n_samples, 100)
+    n_checkpoints = check_size("n_checkpoints", n_checkpoints, 2)
+    chunk = check_size("chunk", chunk, 1)
+    seed = check_size("seed", seed, 0)
     beta = _beta_arg(model, beta)
 
     A = attention_of(model, G, beta)  # (L, L)

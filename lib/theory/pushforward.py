@@ -11,8 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._check_args import _count, _positive
-from ._validate import check_choice
+from ._validate import check_choice, check_positive, check_size
 
 __all__ = ["logistic_normal_logpdf", "sample_softmax_rows", "ternary_bins", "ternary_bin_index", "ternary_bin_mass", "PushforwardCheck", "pushforward_check"]
 
@@ -58,7 +57,7 @@ def logistic_normal_logpdf(a, sigma_G2: float = 1.0) -> np.ndarray:
     ndarray ``(...)``
     """
     a = _simplex_points(a)
-    s2 = _positive("sigma_G2", sigma_G2)
+    s2 = check_positive("sigma_G2", sigma_G2)
     L = a.shape[-1]
     la = np.log(a)
     clr = la - la.mean(-1, keepdims=True)
@@ -68,9 +67,9 @@ def logistic_normal_logpdf(a, sigma_G2: float = 1.0) -> np.ndarray:
 
 def sample_softmax_rows(n: int, L: int, sigma_G2: float = 1.0, *, seed: int = 0) -> np.ndarray:
     """``n`` rows ``softmax(g)``, :math:`g \\sim \\mathcal N(0, \\sigma_G^2 I_L)` i.i.d.; shape ``(n, L)``, float64."""
-    n, L = _count("n", n, 1), _count("L", L, 2)
-    s2 = _positive("sigma_G2", sigma_G2)
-    seed = _count("seed", seed, 0)
+    n, L = check_size("n", n, 1), check_size("L", L, 2)
+    s2 = check_positive("sigma_G2", sigma_G2)
+    seed = check_size("seed", seed, 0)
     g = math.sqrt(s2) * np.random.default_rng(seed).standard_normal((n, L))  # (n, L)
     g -= g.max(-1, keepdims=True)
     e = np.exp(g)
@@ -87,7 +86,7 @@ def ternary_bins(n_side: int) -> np.ndarray:
     \lfloor n a_2\rfloor)`, then the :math:`n(n-1)/2` downward ones. Every bin has area :math:`1/(2n^2)` in the
     :math:`(a_1, a_2)` coordinates.
     """
-    n = _count("n_side", n_side, 1)
+    n = check_size("n_side", n_side, 1)
     tri = []
     for i in range(n):
         for j in range(n - i):
@@ -118,7 +117,7 @@ def ternary_bin_index(a, n_side: int) -> np.ndarray:
     a = _simplex_points(a)
     if a.shape[-1] != 3 or a.ndim != 2:
         raise ValueError(f"a must have shape (N, 3), got {a.shape}")
-    n = _count("n_side", n_side, 1)
+    n = check_size("n_side", n_side, 1)
     x = np.clip(a[:, :2] * n, 0, n - 1e-12)  # (N, 2)
     ij = np.floor(x).astype(int)
     i, j = ij[:, 0], ij[:, 1]
@@ -138,11 +137,11 @@ def ternary_bin_mass(logpdf, n_side: int, *, n_sub: int = 24) -> np.ndarray:
     """
     if not callable(logpdf):
         raise TypeError(f"logpdf must be callable, got {type(logpdf).__name__}")
-    n_sub = _count("n_sub", n_sub, 1)
+    n_sub = check_size("n_sub", n_sub, 1)
     bins = ternary_bins(n_side)  # (n^2, 3, 3)
     ref = ternary_bins(n_sub).mean(1)  # (n_sub^2, 3): centroids of the sub-triangles, barycentric in the bin
     pts = np.einsum("sv,bvc->bsc", ref, bins)  # (n^2, n_sub^2, 3)
-    area = 0.5 / _count("n_side", n_side, 1) ** 2
+    area = 0.5 / check_size("n_side", n_side, 1) ** 2
     return area * np.exp(np.asarray(logpdf(pts))).mean(-1)
 
 
@@ -200,10 +199,10 @@ def pushforward_check(sigma_G2: float = 1.0, *, n_samples: int = 200_000, n_side
     """
     from scipy.stats import chi2 as chi2_dist
 
-    s2 = _positive("sigma_G2", sigma_G2)
-    n_samples = _count("n_samples", n_samples, 100)
-    n_side = _count("n_side", n_side, 2)
-    seed = _count("seed", seed, 0)
+    s2 = check_positive("sigma_G2", sigma_G2)
+    n_samples = check_size("n_samples", n_samples, 100)
+    n_side = check_size("n_side", n_side, 2)
+    seed = check_size("seed", seed, 0)
     check_choice("density", density, ("logistic_normal", "no_jacobian"))
 
     a = sample_softmax_rows(n_samples, 3, s2, seed=seed)  # (N, 3)

@@ -9,8 +9,8 @@ import torch
 
 from ..tasks.copy import CopyTask, nested_pair_counts, sample_tokens
 from ..models.copy_objective import CopyPrior
-from ._check_args import _DEFAULT, _EXACT_MODELS, _beta_arg, _count, _positive, _square
-from ._validate import F64, check_method, check_model, check_prior
+from ._validate import (F64, check_method, check_model, check_positive, check_prior, check_size, _DEFAULT,
+                       _EXACT_MODELS, _beta_arg, _square)
 from .action import large_p_action
 from .posterior import neg_log_posterior, posterior_terms
 
@@ -91,14 +91,14 @@ def self_averaging_gap(model: str, G, V: int, P_grid, *, beta=None, n_datasets: 
     check_prior(prior)
     G = _square("G", G)
     L = G.shape[-1]
-    V = _count("V", V, 2)
-    n_datasets = _count("n_datasets", n_datasets, 2)
-    seed = _count("seed", seed, 0)
-    grid = [_count("P_grid entry", p, 1) for p in P_grid]
+    V = check_size("V", V, 2)
+    n_datasets = check_size("n_datasets", n_datasets, 2)
+    seed = check_size("seed", seed, 0)
+    grid = [check_size("P_grid entry", p, 1) for p in P_grid]
     if len(grid) < 2 or any(b <= a for a, b in zip(grid, grid[1:])):
         raise ValueError(f"P_grid must hold at least two increasing sizes, got {list(P_grid)}")
     beta = _beta_arg(model, beta)
-    fit_from = float(grid[0]) if fit_from is None else _positive("fit_from", fit_from)
+    fit_from = float(grid[0]) if fit_from is None else check_positive("fit_from", fit_from)
     if sum(p >= fit_from for p in grid) < 2:
         raise ValueError(f"fit_from={fit_from} leaves fewer than two grid points for the slope fit")
 

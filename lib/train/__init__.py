@@ -1,4 +1,5 @@
-"""Training: the batched ensemble trainer, paper A's MAP fitting and SGLD, paper B's GPT trainer, the committed studies."""
+"""Training: the batched ensemble trainer, paper A's MAP fitting and SGLD, paper B's GPT trainer (the committed
+studies that use them are in :mod:`lib.studies`)."""
 
 from .copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
 from ..models.copy_objective import (
@@ -60,30 +61,8 @@ __all__ += [
 from .prepretrain import TRANSFER_KINDS, Transfer, apply_transfers, transferred_names
 
 __all__ += ["TRANSFER_KINDS", "Transfer", "apply_transfers", "transferred_names"]
-from .width_study import Curves, WidthStudy, WidthStudyConfig, load_width_study, width_study
-
-__all__ += ["Curves", "WidthStudy", "WidthStudyConfig", "load_width_study", "width_study"]
-from .mixer_study import MixerCurves, MixerStudyConfig, load_mixer_study, mixer_study
-
-__all__ += ["MixerCurves", "MixerStudyConfig", "load_mixer_study", "mixer_study"]
-from .sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
-
-__all__ += ["SparsityStudy", "SparsityStudyConfig", "sparsity_study"]
-from .scan_replicas import ScanReplicas, ScanReplicasConfig, load_scan_replicas, scan_replicas, scan_summary
-
-__all__ += ["ScanReplicas", "ScanReplicasConfig", "load_scan_replicas", "scan_replicas", "scan_summary"]
-from .adam_replicas import AdamReplicas, AdamReplicasConfig, adam_measures, adam_replicas, bracket_measures, load_adam_replicas
-
-__all__ += ["AdamReplicas", "AdamReplicasConfig", "adam_measures", "adam_replicas", "bracket_measures", "load_adam_replicas"]
-from .linear_scaling import LinearScaling, LinearScalingConfig, copy_share, linear_scaling, load_linear_scaling, uniform_coefficient
 from .scaling_fits import (crossover_point, fit_exponents, onset_calibration, onset_point, scaling_exponents,
                            scaling_points, theory_exponents, theory_points)
 
-__all__ += ["LinearScaling", "LinearScalingConfig", "copy_share", "linear_scaling", "load_linear_scaling",
-            "uniform_coefficient", "crossover_point", "fit_exponents", "onset_calibration", "onset_point",
+__all__ += ["crossover_point", "fit_exponents", "onset_calibration", "onset_point",
             "scaling_exponents", "scaling_points", "theory_exponents", "theory_points"]
-from .context_study import (ContextStudy, ContextStudyConfig, bias_ratio, context_study, growth_per_doubling,
-                            load_context_study, plateau_exponent)
-
-__all__ += ["ContextStudy", "ContextStudyConfig", "bias_ratio", "context_study", "growth_per_doubling",
-            "load_context_study", "plateau_exponent"]

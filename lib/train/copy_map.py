@@ -14,7 +14,7 @@ import torch
 
 from ..cache import cached
 from ..models.copy_head import attention, init_copy_params
-from ..tasks.copy import check_size
+from ..validate import check_size
 from ..models.copy_objective import CopyPrior, copy_sq_error, population_loss, target_attention
 from .copy_problem import build_copy_problem, check_copy_grid, default_init_G, positive_trace
 from .ensemble import AdamConfig, train_ensemble

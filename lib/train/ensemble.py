@@ -59,6 +59,8 @@ class AdamConfig:
     optimizer : {"adam", "sgd"}
         Adam (default), or plain gradient descent without momentum (``"sgd"``: its dynamics are gradient flow, so
         relaxation times follow the curvature of the objective; ``betas`` and ``eps`` are then unused).
+    weight_decay : float
+        Decoupled weight decay (AdamW, ``torch.optim.AdamW``) when > 0; default 0: plain Adam. Adam only.
     lr_final : float or None
         If given, the learning rate follows a cosine from ``lr`` down to ``lr_final`` over ``steps`` (Adam at a
         constant rate keeps jittering around a minimum; the decay lets it settle, so the final gradient is small).
@@ -72,6 +74,7 @@ class AdamConfig:
     tol: float = 0.0
     lr_final: float | None = None
     optimizer: str = "adam"
+    weight_decay: float = 0.0
 
     def __post_init__(self) -> None:
         if not (isinstance(self.lr, (int, float)) and math.isfinite(self.lr) and self.lr > 0):
@@ -88,6 +91,11 @@ class AdamConfig:
             raise ValueError(f"tol must be a number >= 0, got {self.tol!r}")
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
+        if isinstance(self.weight_decay, bool) or not isinstance(self.weight_decay, (int, float)) or not (
+                math.isfinite(self.weight_decay) and self.weight_decay >= 0):  # fmt: skip
+            raise ValueError(f"weight_decay must be a finite number >= 0, got {self.weight_decay!r}")
+        if self.weight_decay > 0 and self.optimizer != "adam":
+            raise ValueError(f"weight_decay needs optimizer='adam', got {self.optimizer!r}")
         if self.lr_final is not None and not (0 < self.lr_final <= self.lr):
             raise ValueError(f"lr_final must be in (0, lr] or None, got {self.lr_final!r}")
 
@@ -172,6 +180,8 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
     p = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
     if cfg.optimizer == "sgd":
         opt = torch.optim.SGD(list(p.values()), lr=cfg.lr)
+    elif cfg.weight_decay > 0:
+        opt = torch.optim.AdamW(list(p.values()), lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, weight_decay=cfg.weight_decay)
     else:
         opt = torch.optim.Adam(list(p.values()), lr=cfg.lr, betas=cfg.betas, eps=cfg.eps)
     sched = (

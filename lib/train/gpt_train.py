@@ -46,6 +46,7 @@ import torch.nn.functional as F
 
 from ..cache import cached
 from ..models.gpt import GPTConfig, causal_bias, gpt_forward, init_gpt_params
+from ..models.hooks import Recorder
 from ..tasks.dyck import DyckTask, dyck_batch
 from ..tasks.automaton import (
     AutomatonTask,
@@ -54,7 +55,7 @@ from ..tasks.automaton import (
     predictable_queries,
     sample_rules,
 )
-from ..tasks.copy import check_size
+from ..validate import check_size
 from ..tasks.linear_map import (
     LinearMapTask,
     linear_map_mask,
@@ -100,8 +101,10 @@ class Member:
 class GPTRunConfig:
     """One stacked training run (a frozen config: the cache key of :func:`train_gpt`).
 
-    Architecture fields are those of :class:`lib.models.GPTConfig`; optimiser: Adam with constant ``lr`` and
-    ``betas`` (no weight decay, no warm-up: our choice).
+    Architecture fields are those of :class:`lib.models.GPTConfig` (``init``: the initialisation scheme);
+    optimiser: Adam with constant ``lr`` and ``betas``, no warm-up (our choice); ``weight_decay`` > 0 makes it
+    AdamW (decoupled decay, PyTorch's ``torch.optim.AdamW``; default 0: none, our choice). Per-member learning rates
+    and weight decay do not mix (the rescaling that gives a member its own rate would rescale its decay too).
     """
 
     members: tuple[Member, ...]
@@ -121,6 +124,8 @@ class GPTRunConfig:
     stop_below: float | None = None
     mixer: str = "attention"
     d_state: int | None = None
+    init: str = "gpt2"
+    weight_decay: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.members, tuple) or not self.members:
@@ -138,6 +143,11 @@ class GPTRunConfig:
         if self.stop_below is not None and not (isinstance(self.stop_below, (int, float)) and self.stop_below > 0):
             raise ValueError(f"stop_below must be a number > 0 or None, got {self.stop_below!r}")
         self.model()  # validates the architecture
+        if isinstance(self.weight_decay, bool) or not isinstance(self.weight_decay, (int, float)) or not (
+                math.isfinite(self.weight_decay) and self.weight_decay >= 0):  # fmt: skip
+            raise ValueError(f"weight_decay must be a finite number >= 0, got {self.weight_decay!r}")
+        if self.weight_decay > 0 and any(m.lr is not None for m in self.members):
+            raise ValueError("per-member learning rates (Member.lr) need weight_decay=0")
         if self.mixer != "attention" and any(m.bias for m in self.members):
             raise ValueError(f"bias (c M on attention scores) needs mixer='attention', got mixer={self.mixer!r}")
 
@@ -158,7 +168,7 @@ class GPTRunConfig:
     def model(self) -> GPTConfig:
         return GPTConfig(vocab=self.members[0].task.vocab, n_ctx=self.seq_len - 1, n_heads=self.n_heads,
                          d_head=self.d_head, n_layers=self.n_layers, d_model=self.d_model, d_mlp=self.d_mlp,
-                         init_std=self.init_std, mixer=self.mixer, d_state=self.d_state)  # fmt: skip
+                         init_std=self.init_std, mixer=self.mixer, d_state=self.d_state, init=self.init)  # fmt: skip
 
 
 @dataclass
@@ -244,22 +254,15 @@ def _evaluate(params, cfg: GPTConfig, tokens, additive, masks, queries, chunk: i
     sums: dict[str, torch.Tensor] = {}
     for lo in range(0, n, chunk):
         part = tokens[:, lo : lo + chunk]  # (E, b, L)
-        patterns: dict[str, torch.Tensor] = {}
-
-        def keep(t, key, store=patterns):  # a hook that records what passes through it
-            store[key] = t
-            return t
-
-        hooks = {f"blocks.{layer}.attn.hook_pattern": (lambda t, key=f"{layer}.hook_pattern": keep(t, key))
-                 for layer in range(cfg.n_layers)}  # fmt: skip
-        hooks.update({f"blocks.{layer}.attn.hook_scores": (lambda t: t) for layer in range(cfg.n_layers)})
-        logits = gpt_forward(params, part[..., :-1], cfg, bias=additive, hooks=hooks if stats_on else None)
+        patterns = Recorder([f"blocks.{layer}.attn.hook_pattern" for layer in range(cfg.n_layers)])
+        logits = gpt_forward(params, part[..., :-1], cfg, bias=additive, hooks=patterns.hooks if stats_on else None)
         ce = F.cross_entropy(logits.reshape(-1, cfg.vocab), part[..., 1:].reshape(-1), reduction="none")
         ce = ce.view(E, part.shape[1], -1).double()  # (E, b, L-1)
         w = part.shape[1]
         new = {"loss": ce.mean((1, 2)) * w, "token_loss": ce[:, :, queries].mean(1) * w}
         if stats_on:
-            stats = [attention_stats(patterns[f"{layer}.hook_pattern"], masks, queries) for layer in range(cfg.n_layers)]
+            stats = [attention_stats(patterns.seen[f"blocks.{layer}.attn.hook_pattern"], masks, queries)
+                     for layer in range(cfg.n_layers)]  # fmt: skip
         else:
             nan = torch.full((E, cfg.n_layers * cfg.n_heads, len(queries)), float("nan"), dtype=torch.float64)
             stats = [{"entropy": nan, "mass": nan, "iou": nan}]
@@ -352,7 +355,8 @@ def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.dev
 
     held_out = _HeldOut(lambda p: _evaluate(theta(p), model, eval_tokens, additive, masks, queries, stats_on=stats_on),
                         E, cfg.stop_below)  # fmt: skip
-    adam = AdamConfig(lr=cfg.lr, steps=cfg.steps, betas=cfg.betas, check_every=cfg.eval_every)
+    adam = AdamConfig(lr=cfg.lr, steps=cfg.steps, betas=cfg.betas, check_every=cfg.eval_every,
+                      weight_decay=cfg.weight_decay)  # fmt: skip
     run = train_ensemble(params, loss_fn, adam, desc=desc, on_check=held_out)
     if not bool(held_out.done.all()):
         held_out.record(run.params, run.steps_run)

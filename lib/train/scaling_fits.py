@@ -11,7 +11,7 @@ Two points of a curve over the training-set size P, each defined once here:
   :math:`a` absorbs the posterior's fluctuations below the onset.
 
 :func:`scaling_exponents` fits :math:`\ln P = \ln k + b\ln L + c\ln V` (:func:`fit_exponents`) to the per-cell
-means of :math:`\ln P` over data draws of a :class:`~lib.train.linear_scaling.LinearScaling` study, with bootstrap
+means of :math:`\ln P` over data draws of a :class:`~lib.studies.linear_scaling.LinearScaling` study, with bootstrap
 intervals that resample the draws within each cell; :func:`theory_exponents` makes the same fit on the theory's own
 points at the same cells, so each theory's prediction *for this design* stands beside the samples.
 

@@ -1,6 +1,6 @@
 r"""Chapter 7's comparison of the seven token mixers, as one study committed under ``data/``.
 
-Each architecture trains at its own learning rate, the one :mod:`lib.train.mixer_tuning` chose on a held-out seed,
+Each architecture trains at its own learning rate, the one :mod:`lib.studies.mixer_tuning` chose on a held-out seed,
 on the evaluation seeds ``seeds``:
 
 * **linear map**: one stack per architecture, every sparsity of ``tuning.lm_s`` times every seed (sparsity-major),
@@ -15,7 +15,7 @@ on the evaluation seeds ``seeds``:
 
 Every stack stops once all its members' held-out loss on the predictable tokens is below ``tuning.solved``. At FAST
 scale this costs a chapter's whole budget, so at the default seed it is committed (``python -m
-lib.train.mixer_comparison --publish``) and chapter 7 loads it (:func:`load_mixer_comparison`); at other seed offsets
+lib.studies.mixer_comparison --publish``) and chapter 7 loads it (:func:`load_mixer_comparison`); at other seed offsets
 (``BOOK_SEED``) and at paper scale it is computed. The stacks are exactly those chapter 7 trained itself before
 (same configs, so the same results cache entries).
 """
@@ -28,19 +28,19 @@ import numpy as np
 
 from ..cache import Cache, cached
 from ..progress import progress
-from ..tasks.copy import check_size
+from ..validate import check_size
 from ..tasks.dyck import DyckTask
-from ..studies import load_or_compute, publish_main
-from .gpt_train import GPTRun, GPTRunConfig, Member, train_gpt
-from .pattern_metrics import first_below
+from .committed import load_or_compute, publish_main
+from ..train.gpt_train import GPTRun, GPTRunConfig, Member, train_gpt
+from ..train.pattern_metrics import first_below
 from .mixer_tuning import MixerTuningConfig, load_mixer_tuning
-from .prepretrain import Transfer
+from ..train.prepretrain import Transfer
 from .slim import slim_run
 
 __all__ = ["MixerComparisonConfig", "MixerComparison", "mixer_comparison", "load_mixer_comparison", "PRE_VARIANTS",
            "PRE_CONTROL", "REGENERATE"]  # fmt: skip
 
-REGENERATE = "python -m lib.train.mixer_comparison --publish"
+REGENERATE = "python -m lib.studies.mixer_comparison --publish"
 
 #: Stage-2 starting points of the pre-pretraining: (name, stage-1 corpus, what transfers); scratch first.
 PRE_VARIANTS = (("scratch", None, None),) + tuple((f"{c}, {w}", c, w) for c in ("Dyck", "automaton")
@@ -155,7 +155,7 @@ class MixerComparison:
 
     ``best_lr``: ``{(task, arch): rate}`` from the tuning; ``lm``, ``ca``: ``{arch: GPTRun}``; ``stage1``:
     ``{(corpus, task): GPTRun}``; ``pre``: ``{task: GPTRun}`` (members variant-major as in :data:`PRE_VARIANTS`,
-    the control last). Every run is a :func:`~lib.train.slim.slim_run` copy: loss curves only, and for the linear
+    the control last). Every run is a :func:`~lib.studies.slim.slim_run` copy: loss curves only, and for the linear
     map the final weights of the first member (smallest sparsity, first seed), the one chapter 7 maps.
     """
 
@@ -213,5 +213,5 @@ def load_mixer_comparison(config: MixerComparisonConfig, *, compute: bool = Fals
 
 
 if __name__ == "__main__":
-    publish_main("lib.train.mixer_comparison", "mixer_comparison", lambda m: m.MixerComparisonConfig.fast(),
+    publish_main("lib.studies.mixer_comparison", "mixer_comparison", lambda m: m.MixerComparisonConfig.fast(),
                  REGENERATE, "Run chapter 7's comparison of the seven token mixers and optionally commit it.")  # fmt: skip

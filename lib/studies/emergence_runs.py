@@ -19,7 +19,7 @@ On the automaton of the context sweep (``context``: its model, its rule table, i
   the attention bias ``many_bias``.
 
 At FAST scale these take a chapter's budget, so at the default seed they are committed (``python -m
-lib.train.emergence_runs --publish``) and chapter 6 loads them (:func:`load_emergence_runs`); at other seed offsets
+lib.studies.emergence_runs --publish``) and chapter 6 loads them (:func:`load_emergence_runs`); at other seed offsets
 (``BOOK_SEED``) and at paper scale they are computed. The stacks are those chapter 6 trained itself before (same
 configs, so the same results cache entries).
 """
@@ -31,16 +31,16 @@ from dataclasses import dataclass
 
 from ..cache import Cache, cached
 from ..progress import progress
-from ..studies import load_or_compute, publish_main
-from ..tasks.copy import check_size
+from .committed import load_or_compute, publish_main
+from ..validate import check_size
 from ..tasks.linear_map import LinearMapTask
 from .context_study import ContextStudyConfig
-from .gpt_train import GPTRun, GPTRunConfig, Member, train_gpt
+from ..train.gpt_train import GPTRun, GPTRunConfig, Member, train_gpt
 from .slim import slim_run
 
 __all__ = ["EmergenceRunsConfig", "EmergenceRuns", "emergence_runs", "load_emergence_runs", "REGENERATE"]
 
-REGENERATE = "python -m lib.train.emergence_runs --publish"
+REGENERATE = "python -m lib.studies.emergence_runs --publish"
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ class EmergenceRunsConfig:
 @dataclass(frozen=True)
 class EmergenceRuns:
     """The runs: ``runs`` maps each key of :meth:`EmergenceRunsConfig.run_configs` to its :class:`GPTRun`; all but
-    the ``"seeds"`` stack (kept whole: attention statistics and weights) as :func:`~lib.train.slim.slim_run` copies."""
+    the ``"seeds"`` stack (kept whole: attention statistics and weights) as :func:`~lib.studies.slim.slim_run` copies."""
 
     config: EmergenceRunsConfig
     runs: dict
@@ -199,5 +199,5 @@ def load_emergence_runs(config: EmergenceRunsConfig, *, compute: bool = False,
 
 
 if __name__ == "__main__":
-    publish_main("lib.train.emergence_runs", "emergence_runs", lambda m: m.EmergenceRunsConfig.fast(), REGENERATE,
+    publish_main("lib.studies.emergence_runs", "emergence_runs", lambda m: m.EmergenceRunsConfig.fast(), REGENERATE,
                  "Run chapter 6's transformer runs outside the context sweep and optionally commit them.")  # fmt: skip

@@ -16,7 +16,7 @@ The measures, each a function of the plateaus ``(n_S, seeds)`` (seed indices as 
 - :func:`bias_ratio`: :math:`\max_S m^{(c)}_S / m^{(0)}_S`, the biased plateau over the unbiased one at its worst.
 
 At FAST scale four seeds cost a few CPU-minutes, more than a chapter may spend, so at the default seed the study is
-committed (``python -m lib.train.context_study --publish``) and chapters 6 and 8 load it; at other seed offsets
+committed (``python -m lib.studies.context_study --publish``) and chapters 6 and 8 load it; at other seed offsets
 (``BOOK_SEED`` moves the seeds, the rule table and the held-out data) and at paper scale it is computed.
 """
 
@@ -29,16 +29,16 @@ import numpy as np
 
 from ..cache import Cache, cached
 from ..progress import progress
-from ..studies import load_or_compute, publish_main
+from .committed import load_or_compute, publish_main
 from ..tasks.automaton import AutomatonTask
-from ..tasks.copy import check_size
-from .gpt_train import GPTRunConfig, Member, train_gpt
-from .pattern_metrics import first_below
+from ..validate import check_size
+from ..train.gpt_train import GPTRunConfig, Member, train_gpt
+from ..train.pattern_metrics import first_below
 
 __all__ = ["ContextStudyConfig", "ContextStudy", "context_study", "load_context_study", "growth_per_doubling",
            "plateau_exponent", "bias_ratio", "REGENERATE"]  # fmt: skip
 
-REGENERATE = "python -m lib.train.context_study --publish"
+REGENERATE = "python -m lib.studies.context_study --publish"
 
 
 @dataclass(frozen=True)
@@ -189,5 +189,5 @@ def load_context_study(config: ContextStudyConfig, *, compute: bool = False, cac
 
 
 if __name__ == "__main__":
-    publish_main("lib.train.context_study", "context_study", lambda m: m.ContextStudyConfig.fast(), REGENERATE,
+    publish_main("lib.studies.context_study", "context_study", lambda m: m.ContextStudyConfig.fast(), REGENERATE,
                  "Run chapter 6's context sweep of the automaton and optionally commit it.")  # fmt: skip

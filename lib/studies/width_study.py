@@ -20,26 +20,26 @@ are applied by the chapter.
 
 Regenerate (about 19 CPU-minutes on one AVX-512 core) and commit::
 
-    python -m lib.train.width_study --publish
+    python -m lib.studies.width_study --publish
 """
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cache import Cache, cached, load_committed, publish
+from ..cache import Cache, cached
+from .committed import load_or_compute, publish_main
 from ..progress import progress
 from ..tasks.automaton import AutomatonTask
-from ..tasks.copy import check_size
+from ..validate import check_size
 from ..tasks.linear_map import LinearMapTask
-from .gpt_train import GPTRunConfig, Member, run_members
+from ..train.gpt_train import GPTRunConfig, Member, run_members
 
 __all__ = ["WidthStudyConfig", "WidthStudy", "Curves", "width_study", "load_width_study", "REGENERATE"]
 
-REGENERATE = "python -m lib.train.width_study --publish"
+REGENERATE = "python -m lib.studies.width_study --publish"
 
 
 def _check_sizes(name: str, values, minimum: int = 1) -> None:
@@ -98,6 +98,20 @@ class WidthStudyConfig:
         if not (isinstance(self.lr, float) and self.lr > 0):
             raise ValueError(f"lr must be a float > 0, got {self.lr!r}")
         self.lm_task(), self.ca_task()  # validates the tasks
+
+    @classmethod
+    def fast(cls) -> "WidthStudyConfig":
+        """Chapter 6's FAST study (the defaults; committed)."""
+        return cls()
+
+    @classmethod
+    def paper(cls) -> "WidthStudyConfig":
+        """Paper B's heads x head-size grid on its linear map (S=16, s=3, 10,000 steps of 8,192 tokens, lr 1e-3) and
+        its many-rule automaton (C=4, N=256, T=16, width 128, 4 layers); S=8 keeps the automaton affordable (ours)."""
+        return cls(S=16, s=3, heads=(1, 2, 4, 8, 16, 32), d_heads=(4, 8, 16), seeds=(0, 1, 2), lm_steps=10_000,
+                   lm_tokens=8192, ca_C=4, ca_N=256, ca_S=8, ca_T=16, ca_width=128, ca_heads=(4, 16, 128),
+                   ca_layers=4, ca_depths=(1, 2, 4), ca_steps=10_000, ca_tokens=16384, ca_seeds=(0, 1, 2), lr=1e-3,
+                   eval_every=100)  # fmt: skip
 
     def lm_task(self) -> LinearMapTask:
         return LinearMapTask(self.S, self.s, seed=self.map_seed, distinct=True)
@@ -175,31 +189,13 @@ def load_width_study(config: WidthStudyConfig | None = None, *, compute: bool = 
     Without a committed result for this config and code, and without ``compute``, a ``RuntimeError`` names the
     command that regenerates it.
     """
-    config = config or WidthStudyConfig()
-    hit, value = load_committed(width_study, config, cache=cache)
-    if hit:
-        return value
-    if compute:
-        return width_study(config, cache=cache if cache is not None else True)
-    raise RuntimeError("no committed width study for this config and code (stale after a change to the GPT code, or "
-                       f"missing); regenerate with `{REGENERATE}` (about 11 CPU-minutes)")  # fmt: skip
+    return load_or_compute(width_study, config or WidthStudyConfig(), compute=compute, regenerate=REGENERATE,
+                           cost="about 19 CPU-minutes", cache=cache)  # fmt: skip
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Run chapter 6's width and depth study and optionally commit it.")
-    parser.add_argument("--publish", action="store_true", help="copy the result to data/ with its manifest entry")
-    args = parser.parse_args(argv)
-    import importlib
-
-    import torch
-
-    torch.set_num_threads(1)
-    # under `python -m` this file runs as __main__: use the package's module so the cache key names it
-    module = importlib.import_module("lib.train.width_study")
-    config = module.WidthStudyConfig()
-    module.width_study(config)
-    if args.publish:
-        print("published", publish(module.width_study.__wrapped__, config, REGENERATE))
+    publish_main("lib.studies.width_study", "width_study", lambda m: m.WidthStudyConfig(), REGENERATE,
+                 "Run chapter 6's width and depth study and optionally commit it.", argv)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ the samples whose bootstrap interval a claim needs: for a measure :math:`m` and 
 .. math:: \hat m = \operatorname{median}_d\, m_d, \qquad \text{90 \% interval: percentile bootstrap over } d.
 
 At FAST scale the four extra data sets cost about 6 CPU-minutes, more than chapter 1's budget, so at the default
-seed they are committed (``python -m lib.train.scan_replicas --publish``) and chapter 1 loads them; at other seed
+seed they are committed (``python -m lib.studies.scan_replicas --publish``) and chapter 1 loads them; at other seed
 offsets (``BOOK_SEED``, which moves ``data_seeds`` too) and at paper scale they are computed, so the robustness runs
 check fresh data sets.
 """
@@ -23,17 +23,17 @@ import numpy as np
 
 from ..cache import Cache, cached
 from ..progress import progress
-from ..studies import load_or_compute, publish_main
-from ..tasks.copy import check_size
-from .copy_map import CopyMapConfig
-from .ensemble import AdamConfig
-from .metrics import geometric_grid
-from .scan import TransitionScan, scan_transition
+from .committed import load_or_compute, publish_main
+from ..validate import check_size
+from ..train.copy_map import CopyMapConfig
+from ..train.ensemble import AdamConfig
+from ..train.metrics import geometric_grid
+from ..train.scan import TransitionScan, scan_transition
 
 __all__ = ["SUMMARY_FIELDS", "ScanReplicasConfig", "ScanReplicas", "scan_summary", "scan_replicas",
            "load_scan_replicas", "REGENERATE"]  # fmt: skip
 
-REGENERATE = "python -m lib.train.scan_replicas --publish"
+REGENERATE = "python -m lib.studies.scan_replicas --publish"
 
 #: What :func:`scan_summary` keeps of one scan.
 SUMMARY_FIELDS = ("jump", "loss_jump", "P_star", "coexist", "n_fine")
@@ -75,6 +75,16 @@ class ScanReplicasConfig:
         if any(c.data_seed in self.data_seeds for c in self.scans):
             raise ValueError("a scan's own data_seed is among data_seeds: the replicas would repeat the chapter's data")
         check_size("n_fine", self.n_fine, 3)
+
+    @classmethod
+    def fast(cls) -> "ScanReplicasConfig":
+        """Chapter 1's FAST scans and data sets (committed)."""
+        return cls.chapter1(fast=True)
+
+    @classmethod
+    def paper(cls) -> "ScanReplicasConfig":
+        """Chapter 1's paper-scale scans and data sets."""
+        return cls.chapter1(fast=False)
 
     @classmethod
     def chapter1(cls, fast: bool = True) -> "ScanReplicasConfig":
@@ -133,5 +143,5 @@ def load_scan_replicas(config: ScanReplicasConfig, *, compute: bool = False, cac
 
 
 if __name__ == "__main__":
-    publish_main("lib.train.scan_replicas", "scan_replicas", lambda m: m.ScanReplicasConfig.chapter1(), REGENERATE,
+    publish_main("lib.studies.scan_replicas", "scan_replicas", lambda m: m.ScanReplicasConfig.fast(), REGENERATE,
                  "Repeat chapter 1's transition scans on four more data sets and optionally commit them.")  # fmt: skip

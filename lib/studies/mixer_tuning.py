@@ -10,7 +10,7 @@ score of a rate is the mean held-out loss on the predictable tokens over the tun
 over the sparsities for the linear map; the chosen rate minimises it. Lower means learned sooner or better.
 
 At FAST scale this costs about 2 CPU-minutes, most of a chapter's budget, for a choice that is a setting rather than
-a result, so at the default seed it is committed (``python -m lib.train.mixer_tuning --publish``) and chapter 7
+a result, so at the default seed it is committed (``python -m lib.studies.mixer_tuning --publish``) and chapter 7
 loads it (:func:`load_mixer_tuning`); at other seed offsets (``BOOK_SEED``) and at paper scale it is computed, so
 the choice moves with the seeds exactly as it did when the chapter computed it.
 """
@@ -25,14 +25,14 @@ import numpy as np
 from ..cache import Cache, cached
 from ..progress import progress
 from ..tasks.automaton import AutomatonTask
-from ..tasks.copy import check_size
+from ..validate import check_size
 from ..tasks.linear_map import LinearMapTask
-from ..studies import load_or_compute, publish_main
-from .gpt_train import GPTRunConfig, Member, run_members
+from .committed import load_or_compute, publish_main
+from ..train.gpt_train import GPTRunConfig, Member, run_members
 
 __all__ = ["MixerTuningConfig", "MixerTuning", "mixer_tuning", "load_mixer_tuning", "mean_loss_over_budget", "REGENERATE"]
 
-REGENERATE = "python -m lib.train.mixer_tuning --publish"
+REGENERATE = "python -m lib.studies.mixer_tuning --publish"
 
 
 @dataclass(frozen=True)
@@ -183,5 +183,5 @@ def load_mixer_tuning(config: MixerTuningConfig, *, compute: bool = False, cache
 
 
 if __name__ == "__main__":
-    publish_main("lib.train.mixer_tuning", "mixer_tuning", lambda m: m.MixerTuningConfig.fast(), REGENERATE,
+    publish_main("lib.studies.mixer_tuning", "mixer_tuning", lambda m: m.MixerTuningConfig.fast(), REGENERATE,
                  "Run chapter 7's learning-rate tuning and optionally commit it.")  # fmt: skip

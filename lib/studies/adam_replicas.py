@@ -7,9 +7,11 @@ order-parameter plane (coverage). Each is measured on one stream of training seq
 fit on the data streams ``data_seeds`` (initialisations as in the chapter), so each measure gets the spread over
 data sets that its claim's interval needs (median over data sets, percentile bootstrap).
 
-At FAST scale the four extra data sets cost about 4 CPU-minutes, beyond chapter 4's budget, so at the default seed
-they are committed (``python -m lib.train.adam_replicas --publish``) and chapter 4 loads them; at other seed offsets
-(``BOOK_SEED`` moves ``data_seeds`` too) and at paper scale they are computed.
+The study also keeps the same fits on the chapter's own data set (``data_seed``: the sweeps against the theory and
+the bracketing grids), so the chapter reads them instead of fitting them again. At FAST scale the five data sets cost
+about 7 CPU-minutes, beyond chapter 4's budget, so at the default seed they are committed (``python -m
+lib.studies.adam_replicas --publish``) and chapter 4 loads them; at other seed offsets (``BOOK_SEED`` moves
+``data_seed`` and ``data_seeds``) and at paper scale they are computed.
 """
 
 from __future__ import annotations
@@ -23,16 +25,16 @@ import torch
 from ..theory import coverage, first_order_transition, onset_sample_size, order_parameters_vs_P
 from ..cache import Cache, cached
 from ..progress import progress
-from ..studies import load_or_compute, publish_main
-from ..tasks.copy import check_size
-from .copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
-from .ensemble import AdamConfig
-from .metrics import geometric_grid, steepest_step
+from .committed import load_or_compute, publish_main
+from ..validate import check_size
+from ..train.copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
+from ..train.ensemble import AdamConfig
+from ..train.metrics import geometric_grid, steepest_step
 
 __all__ = ["AdamReplicasConfig", "AdamReplicas", "adam_measures", "bracket_measures", "adam_replicas",
            "load_adam_replicas", "REGENERATE"]  # fmt: skip
 
-REGENERATE = "python -m lib.train.adam_replicas --publish"
+REGENERATE = "python -m lib.studies.adam_replicas --publish"
 
 #: The theory's P* is placed at these fractions of the bracketing grid (chapter 4).
 FRACTIONS = (0.8, 0.9, 0.95, 0.98, 1.02, 1.05, 1.1, 1.25)
@@ -141,11 +143,14 @@ class AdamReplicasConfig:
 
 @dataclass(frozen=True)
 class AdamReplicas:
-    """Per data set of ``config.data_seeds``: :func:`adam_measures` and :func:`bracket_measures`."""
+    """Per data set of ``config.data_seeds``: :func:`adam_measures` and :func:`bracket_measures`; and the fits on the
+    chapter's own data set (``config.data_seed``), which chapter 4 reads instead of refitting them:
+    ``chapter = {"softmax": CopyMapResult, "linear": CopyMapResult, "brackets": {L: CopyMapResult}}``."""
 
     config: AdamReplicasConfig
     measures: tuple[dict, ...]
     brackets: tuple[dict, ...]
+    chapter: dict
 
     def values(self, name: str) -> np.ndarray:
         """``(len(data_seeds),)`` values of one measure (a key of :func:`adam_measures`, or ``bracketed``/``shifted``)."""
@@ -158,23 +163,27 @@ class AdamReplicas:
 
 @cached
 def adam_replicas(config: AdamReplicasConfig) -> AdamReplicas:
-    """Fit every sweep of ``config`` on each data set of ``config.data_seeds`` and measure it (module docstring)."""
+    """Fit every sweep of ``config`` on the chapter's data set and on each of ``config.data_seeds``, and measure the
+    replicas (module docstring)."""
+    soft, lin = (fit_copy_map(c) for c in config.sweeps())
+    chapter = {"softmax": soft, "linear": lin,
+               "brackets": {L: fit_copy_map(c) for L, c in config.bracket_sweeps().items()}}  # fmt: skip
     measures, brackets = [], []
     for d in progress(config.data_seeds, desc="Adam fits: data sets"):
         soft, lin = (fit_copy_map(c) for c in config.sweeps(d))
         measures.append(adam_measures(soft, lin))
         brackets.append(bracket_measures({L: fit_copy_map(c) for L, c in config.bracket_sweeps(d).items()}))
-    return AdamReplicas(config=config, measures=tuple(measures), brackets=tuple(brackets))
+    return AdamReplicas(config=config, measures=tuple(measures), brackets=tuple(brackets), chapter=chapter)
 
 
 def load_adam_replicas(config: AdamReplicasConfig, *, compute: bool = False, cache: Cache | None = None) -> AdamReplicas:
     """The committed replicas for ``config`` (verified against the code that made them), else computed if ``compute``."""
     if not isinstance(config, AdamReplicasConfig):
         raise TypeError(f"config must be an AdamReplicasConfig, got {type(config).__name__}")
-    return load_or_compute(adam_replicas, config, compute=compute, regenerate=REGENERATE, cost="about 4 CPU-minutes",
+    return load_or_compute(adam_replicas, config, compute=compute, regenerate=REGENERATE, cost="about 7 CPU-minutes",
                            cache=cache)  # fmt: skip
 
 
 if __name__ == "__main__":
-    publish_main("lib.train.adam_replicas", "adam_replicas", lambda m: m.AdamReplicasConfig.fast(), REGENERATE,
+    publish_main("lib.studies.adam_replicas", "adam_replicas", lambda m: m.AdamReplicasConfig.fast(), REGENERATE,
                  "Repeat chapter 4's Adam fits on four more data sets and optionally commit them.")  # fmt: skip

@@ -12,7 +12,7 @@ import argparse
 import importlib
 from typing import Any, Callable
 
-from .cache import Cache, load_committed, publish
+from ..cache import Cache, load_committed, publish
 
 __all__ = ["load_or_compute", "publish_main"]
 

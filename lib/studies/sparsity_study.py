@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cache import cached
-from ..studies import publish_main
+from .committed import publish_main
 from ..tasks.linear_map import LinearMapTask
-from .gpt_train import GPTRunConfig, Member, train_gpt
+from ..train.gpt_train import GPTRunConfig, Member, train_gpt
 
 __all__ = ["SparsityStudyConfig", "SparsityStudy", "sparsity_study", "REGENERATE"]
 
 #: Commits the FAST study at the default seeds (chapter 6 then loads it; other seed offsets and paper scale compute).
-REGENERATE = "python -m lib.train.sparsity_study --publish"
+REGENERATE = "python -m lib.studies.sparsity_study --publish"
 
 
 def _task(S: int, s: int, seed: int) -> LinearMapTask:
@@ -140,5 +140,5 @@ def sparsity_study(config: SparsityStudyConfig, *, device=None) -> SparsityStudy
 
 
 if __name__ == "__main__":
-    publish_main("lib.train.sparsity_study", "sparsity_study", lambda m: m.SparsityStudyConfig.fast(), REGENERATE,
+    publish_main("lib.studies.sparsity_study", "sparsity_study", lambda m: m.SparsityStudyConfig.fast(), REGENERATE,
                  "Run chapter 6's FAST sparsity sweep and optionally commit it.")  # fmt: skip

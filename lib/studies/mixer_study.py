@@ -12,8 +12,8 @@ predictable cells are kept.
 
 Regenerate and commit (one process per group of architectures runs them side by side)::
 
-    python -m lib.train.mixer_study --publish attention mamba linear_rnn mlp_mixer
-    python -m lib.train.mixer_study --publish deltanet rwkv mlstm
+    python -m lib.studies.mixer_study --publish attention mamba linear_rnn mlp_mixer
+    python -m lib.studies.mixer_study --publish deltanet rwkv mlstm
 """
 
 from __future__ import annotations
@@ -23,15 +23,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import Cache, cached, load_committed, publish
+from ..cache import Cache, cached, publish
+from .committed import load_or_compute
 from ..models.mixers import ARCHITECTURES, get_mixer
 from ..tasks.automaton import AutomatonTask
-from ..tasks.copy import check_size
-from .gpt_train import GPTRunConfig, Member, run_members
+from ..validate import check_size
+from ..train.gpt_train import GPTRunConfig, Member, run_members
 
 __all__ = ["MixerStudyConfig", "MixerCurves", "mixer_study", "load_mixer_study", "REGENERATE"]
 
-REGENERATE = "python -m lib.train.mixer_study --publish <architectures>"
+REGENERATE = "python -m lib.studies.mixer_study --publish <architectures>"
 
 
 @dataclass(frozen=True)
@@ -116,14 +117,9 @@ def mixer_study(config: MixerStudyConfig) -> MixerCurves:
 def load_mixer_study(config: MixerStudyConfig, *, compute: bool = False, cache: Cache | None = None) -> MixerCurves:
     """The committed curves of one architecture (verified against the code), else computed if ``compute``;
     otherwise a ``RuntimeError`` with the command that regenerates them."""
-    hit, value = load_committed(mixer_study, config, cache=cache)
-    if hit:
-        return value
-    if compute:
-        return mixer_study(config, cache=cache if cache is not None else True)
-    raise RuntimeError(f"no committed mixer study for {config.arch!r} with this config and code (stale after a change "
-                       f"to the GPT or mixer code, or missing); regenerate with "
-                       f"`{REGENERATE.replace('<architectures>', config.arch)}`")  # fmt: skip
+    return load_or_compute(mixer_study, config, compute=compute, cache=cache,
+                           regenerate=REGENERATE.replace("<architectures>", config.arch),
+                           cost="2-30 CPU-minutes per architecture")  # fmt: skip
 
 
 def main(argv=None) -> None:
@@ -136,7 +132,7 @@ def main(argv=None) -> None:
     import torch
 
     torch.set_num_threads(1)
-    module = importlib.import_module("lib.train.mixer_study")  # not __main__: the cache key names the module
+    module = importlib.import_module("lib.studies.mixer_study")  # not __main__: the cache key names the module
     for arch in args.archs:
         config = module.MixerStudyConfig(arch=arch)
         module.mixer_study(config)

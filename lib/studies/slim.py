@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .gpt_train import GPTRun
+from ..train.gpt_train import GPTRun
 
 __all__ = ["slim_run", "DROPPED"]
 

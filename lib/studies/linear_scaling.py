@@ -20,12 +20,11 @@ value sits at an edge). The data term's curvature grows like :math:`P/L`, so cha
 This costs CPU-minutes, so it runs once and is committed under ``data/`` (:func:`lib.publish`); chapter 4 loads it.
 Regenerate and commit::
 
-    python -m lib.train.linear_scaling --publish
+    python -m lib.studies.linear_scaling --publish
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import dataclass, field
@@ -33,18 +32,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..cache import Cache, cached, load_committed, publish
+from ..cache import Cache, cached
+from .committed import load_or_compute, publish_main
 from ..models.copy_head import attention, init_copy_params
 from ..progress import progress
-from ..tasks.copy import check_size
+from ..validate import check_size
 from ..models.copy_objective import CopyPrior
-from .copy_problem import CopyProblem, build_copy_problem, positive_trace
-from .sgld import SGLDConfig, langevin, split_rhat
+from ..train.copy_problem import CopyProblem, build_copy_problem, positive_trace
+from ..train.sgld import SGLDConfig, langevin, split_rhat
 
 __all__ = ["LinearScalingConfig", "LinearScaling", "linear_scaling", "load_linear_scaling", "copy_share",
            "uniform_coefficient", "REGENERATE"]
 
-REGENERATE = "python -m lib.train.linear_scaling --publish"
+REGENERATE = "python -m lib.studies.linear_scaling --publish"
 
 
 # --------------------------------------------------------------------------------------------- measures
@@ -217,28 +217,13 @@ def load_linear_scaling(config: LinearScalingConfig | None = None, *, compute: b
     Without a committed result for this config and code, and without ``compute``, a ``RuntimeError`` names the
     command that regenerates it.
     """
-    config = config or LinearScalingConfig()
-    hit, value = load_committed(linear_scaling, config, cache=cache)
-    if hit:
-        return value
-    if compute:
-        return linear_scaling(config, cache=cache if cache is not None else True)
-    raise RuntimeError("no committed linear-scaling study for this config and code (stale after a change to the copy "
-                       f"head's code, or missing); regenerate with `{REGENERATE}` (about 15 CPU-minutes)")
+    return load_or_compute(linear_scaling, config or LinearScalingConfig(), compute=compute, regenerate=REGENERATE,
+                           cost="about 25 CPU-minutes", cache=cache)  # fmt: skip
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Run chapter 4's linear-scaling study and optionally commit it.")
-    parser.add_argument("--publish", action="store_true", help="copy the result to data/ with its manifest entry")
-    args = parser.parse_args(argv)
-    import importlib
-
-    torch.set_num_threads(1)
-    module = importlib.import_module("lib.train.linear_scaling")  # under `python -m`, name the package's module
-    config = module.LinearScalingConfig()
-    module.linear_scaling(config)
-    if args.publish:
-        print("published", publish(module.linear_scaling.__wrapped__, config, REGENERATE))
+    publish_main("lib.studies.linear_scaling", "linear_scaling", lambda m: m.LinearScalingConfig(), REGENERATE,
+                 "Run chapter 4's linear-scaling study and optionally commit it.", argv)
 
 
 if __name__ == "__main__":
