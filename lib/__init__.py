@@ -20,13 +20,13 @@ __all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "REGISTRY
 # paper A: the copy task, the copy head, its objective, MAP fitting, Langevin sampling, transition scans (ch. 1-4)
 from .models import CopyHead, capture
 from .tasks import CopyTask, copy_batch, pair_counts, population_counts, sample_tokens, shift_matrix
-from .train import (AdamConfig, CopyPrior, CopySGLDConfig, SGLDConfig, geometric_grid, loss_drops,
+from .train import (AdamConfig, CopyPrior, PosteriorSamplingPlan, SGLDConfig, geometric_grid, loss_drops,
                     optimal_readout, plane_coefficients, population_loss, sample_copy_posterior, scan_transition,
                     target_attention)  # fmt: skip
 
 __all__ += ["CopyTask", "sample_tokens", "copy_batch", "pair_counts", "population_counts", "shift_matrix", "CopyHead",
             "capture", "AdamConfig", "CopyPrior", "population_loss", "target_attention",
-            "optimal_readout", "SGLDConfig", "CopySGLDConfig", "sample_copy_posterior", "plane_coefficients",
+            "optimal_readout", "SGLDConfig", "PosteriorSamplingPlan", "sample_copy_posterior", "plane_coefficients",
             "scan_transition", "geometric_grid", "loss_drops"]  # fmt: skip
 
 # paper A's studies: chapter 1's scans on more data sets, chapter 4's Adam fits and the linear head's scaling

@@ -56,17 +56,17 @@ def test_chapter_configs_and_reseed_move_every_data_set(monkeypatch):
 def test_adam_measures_and_brackets_on_tiny_fits():
     cfg = AdamReplicasConfig(V=4, L_soft=6, L_lin=6, P_soft=(20, 80, 320), P_lin=(5, 40, 320), init_seeds=(0,),
                              L_scan=(6,), adam=ADAM, data_seeds=(1,))  # fmt: skip
-    soft, lin = (lib.fit_copy_map(c, cache=False) for c in cfg.sweeps())
+    soft, lin = (lib.train.fit_copy_map(c, cache=False) for c in cfg.sweeps())
     m = adam_measures(soft, lin)
     assert m["dev"] == max(m["dev_soft"], m["dev_lin"]) >= 0 and 0.0 <= m["coverage"] <= 1.0 + 1e-9
     with pytest.raises(ValueError, match="softmax and a linear"):
         adam_measures(lin, soft)
-    fits = {L: lib.fit_copy_map(c, cache=False) for L, c in cfg.bracket_sweeps().items()}
+    fits = {L: lib.train.fit_copy_map(c, cache=False) for L, c in cfg.bracket_sweeps().items()}
     b = bracket_measures(fits)
     lo, hi = b["per_L"][6]["lo"], b["per_L"][6]["hi"]
     assert lo < hi and lo in fits[6].P and b["bracketed"] == int(lo < b["per_L"][6]["theory"] < hi)
     rep = adam_replicas(cfg, cache=False)
-    soft1, lin1 = (lib.fit_copy_map(c, cache=False) for c in cfg.sweeps(1))
+    soft1, lin1 = (lib.train.fit_copy_map(c, cache=False) for c in cfg.sweeps(1))
     assert rep.measures[0] == adam_measures(soft1, lin1)  # replica == the measures of a direct fit on data set 1
     assert rep.values("bracketed").shape == (1,)
     # the chapter's own data set: the same fits the chapter would run itself

@@ -11,7 +11,7 @@ from ..models.copy_objective import (
     readout_moments,
     target_attention,
 )
-from .copy_sgld import CopySGLDConfig, CopySGLDResult, plane_coefficients, sample_copy_posterior
+from .copy_sgld import CopySGLDConfig, CopySGLDResult, PosteriorSamplingPlan, plane_coefficients, sample_copy_posterior
 from .ensemble import AdamConfig, EnsembleRun, member_grad_norm, train_ensemble
 from .sgld import LangevinRun, SGLDConfig, effective_sample_size, langevin, split_rhat
 from .metrics import LossDrops, count_minima, geometric_grid, jump_fraction, loss_drops, refine_grid, steepest_step
@@ -20,6 +20,7 @@ from .scan import TransitionScan, scan_transition
 __all__ = [
     "CopySGLDConfig",
     "CopySGLDResult",
+    "PosteriorSamplingPlan",
     "plane_coefficients",
     "sample_copy_posterior",
     "SGLDConfig",

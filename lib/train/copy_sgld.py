@@ -26,7 +26,7 @@ from ..models.copy_objective import CopyPrior, population_loss, target_attention
 from .copy_problem import build_copy_problem, check_copy_grid, default_init_G, positive_trace
 from .sgld import SGLDConfig, effective_sample_size, langevin, split_rhat
 
-__all__ = ["CopySGLDConfig", "CopySGLDResult", "sample_copy_posterior", "plane_coefficients"]
+__all__ = ["CopySGLDConfig", "CopySGLDResult", "PosteriorSamplingPlan", "sample_copy_posterior", "plane_coefficients"]
 
 
 def plane_coefficients(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +97,52 @@ class CopySGLDConfig:
     @property
     def chain_labels(self) -> tuple[str, ...]:
         return tuple(f"random {k}" for k in range(self.random_chains)) + tuple(f"copy {k}" for k in range(self.copy_chains))
+
+
+@dataclass(frozen=True)
+class PosteriorSamplingPlan:
+    """Chapter 4's Langevin runs: the softmax head at ``L_soft`` and the linear head at ``L_lin`` over their grids of P.
+
+    Half the softmax chains start from random scores and half near the copy solution (``random_chains``,
+    ``copy_chains``), so both minima are visited where they coexist; the linear head has one minimum, so its run has
+    one more random chain and a single copy-initialised one. Grids are denser where chapter 3 places the transitions.
+    The step, chain lengths and starts are ours (paper A names SGLD, not its settings).
+    """
+
+    V: int = 8
+    L_soft: int = 32
+    L_lin: int = 16
+    P_soft: tuple[int, ...] = (150, 250, 377, 500, 650, 800, 1000)
+    P_lin: tuple[int, ...] = (10, 20, 40, 60, 80, 90, 100, 120, 160, 250, 500)
+    sgld: SGLDConfig = field(default_factory=lambda: SGLDConfig(step_size=2e-3, steps=6000, burn_in=0.5, thin=50))
+    random_chains: int = 2
+    copy_chains: int = 2
+
+    def __post_init__(self) -> None:
+        self.softmax(), self.linear()  # validates both
+
+    @classmethod
+    def fast(cls) -> "PosteriorSamplingPlan":
+        """Chapter 4 at FAST scale (the defaults): 6,000 steps, two random and two copy chains."""
+        return cls()
+
+    @classmethod
+    def paper(cls) -> "PosteriorSamplingPlan":
+        """Chapter 4 at paper scale: 40,000 steps thinned by 200, four random and four copy chains, finer grids."""
+        return cls(P_soft=(150, 250, 330, 377, 450, 500, 575, 650, 725, 800, 900, 1000),
+                   P_lin=(10, 20, 30, 40, 60, 70, 80, 90, 100, 110, 120, 140, 160, 200, 250, 350, 500),
+                   sgld=SGLDConfig(step_size=2e-3, steps=40_000, burn_in=0.5, thin=200), random_chains=4,
+                   copy_chains=4)  # fmt: skip
+
+    def softmax(self) -> CopySGLDConfig:
+        """The softmax head's run."""
+        return CopySGLDConfig("softmax", V=self.V, L=self.L_soft, P_grid=self.P_soft, sgld=self.sgld,
+                              random_chains=self.random_chains, copy_chains=self.copy_chains)  # fmt: skip
+
+    def linear(self) -> CopySGLDConfig:
+        """The linear head's run: one more random chain, one copy-initialised chain."""
+        return CopySGLDConfig("linear", V=self.V, L=self.L_lin, P_grid=self.P_lin, sgld=self.sgld,
+                              random_chains=self.random_chains + 1, copy_chains=1)  # fmt: skip
 
 
 @dataclass
