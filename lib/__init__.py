@@ -59,11 +59,13 @@ from .studies import (PRE_VARIANTS, ContextStudyConfig, EmergenceRunsConfig, Mix
                       SparsityStudyConfig, WidthStudyConfig, bias_ratio, growth_per_doubling, load_context_study,
                       load_emergence_runs, load_mixer_comparison, load_mixer_study, load_mixer_tuning, load_width_study,
                       mean_loss_over_budget, plateau_exponent, sparsity_study)  # fmt: skip
+from .studies import PlateauCalibrationConfig, load_plateau_calibration  # the linear map's plateau per open choice
 
 __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load_context_study", "bias_ratio",
             "growth_per_doubling", "plateau_exponent", "WidthStudyConfig", "load_width_study", "EmergenceRunsConfig",
             "load_emergence_runs", "MixerStudyConfig", "load_mixer_study", "load_mixer_tuning",
-            "mean_loss_over_budget", "MixerComparisonConfig", "load_mixer_comparison", "PRE_VARIANTS"]  # fmt: skip
+            "mean_loss_over_budget", "MixerComparisonConfig", "load_mixer_comparison", "PRE_VARIANTS",
+            "PlateauCalibrationConfig", "load_plateau_calibration"]  # fmt: skip
 
 # measures read off training curves, and intervals over seeds (seed indices as arguments, for the bootstrap)
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
@@ -90,7 +92,7 @@ from .measures import emergence_by_bias, fixed_width_heads, head_size_plateaus, 
 from .stats import halves_interval, interval_score
 from .tasks.linear_map import solved_loss
 
-__all__ += ["staircase", "width_summary", "emergence_by_bias", "fixed_width_heads", "head_size_plateaus",
+__all__ += ["staircase", "width_summary", "INDEPENDENT_EXITS", "plateau_sensitivity", "emergence_by_bias", "fixed_width_heads", "head_size_plateaus",
             "heads_halves_control", "sparsity_medians", "halves_interval", "interval_score", "solved_loss"]
 
 # chapter 4's fluctuation peak (its readouts of the Langevin samples are in lib.readouts)
@@ -103,7 +105,7 @@ __all__ += ["hysteresis", "sampled_transition", "relative_deviation", "coverage_
 from .readouts import (coverage_checks, coverage_readouts, crossover_scaling, future_token_leak, hysteresis, key_share,
                        linear_curve_readouts, marginal_checks, onset_scaling, prepretrain_speedups, relative_deviation,
                        sample_efficiency, sampled_transition, scaling_diagnostics, softmax_scaling, staircase,
-                       width_summary)  # fmt: skip
+                       width_summary, INDEPENDENT_EXITS, plateau_sensitivity)  # fmt: skip
 
 # figures
 from .plots import (action_landscape, action_landscape_figure, attention_heatmap, filtered_at, legend_for_runs,

@@ -26,8 +26,10 @@ Positional encoding (learned here) is the fourth open choice; the book's GPT has
 not an arm. A member is frozen at its exit (``stop_below``), and an arm ends when all its seeds have exited, so
 arms that leave the plateau cost less than the step budget.
 
-At paper scale (:meth:`PlateauCalibrationConfig.paper`) the study costs hours of CPU (about 170 ms per member-step on
-2 cores); :meth:`~PlateauCalibrationConfig.fast` is a small model on a small map, for tests and the FAST build.
+At paper scale (:meth:`PlateauCalibrationConfig.paper`) the study costs up to 15 CPU-hours (about 0.35-0.4
+CPU-seconds per member-step on a 2-core AVX-512 machine, 5,000 steps, 28 members); the committed study runs at the
+CPU scale of independent runs of the same map (:meth:`~PlateauCalibrationConfig.cpu`, about a sixth of that per
+member-step); :meth:`~PlateauCalibrationConfig.fast` is a small model on a small map, for tests.
 Each arm is one cached run of :func:`lib.train.train_gpt`, run through :func:`lib.sweep.run_sweep`, so an
 interrupted study resumes where it stopped.
 """
@@ -44,7 +46,7 @@ from ..tasks.linear_map import LinearMapTask
 from ..train.gpt_train import GPTRunConfig, Member, train_gpt
 from ..train.pattern_metrics import first_below
 from ..validate import check_positive, check_size
-from .committed import load_or_compute, publish_main
+from .committed import load_or_compute
 
 __all__ = ["ARMS", "PlateauCalibrationConfig", "PlateauCalibration", "plateau_calibration",
            "load_plateau_calibration", "REGENERATE"]  # fmt: skip
@@ -101,6 +103,14 @@ class PlateauCalibrationConfig:
         """A small model (``d_model`` 32) on a small map (S = 6, s = 2): the code path, not the paper's numbers."""
         return cls(seeds=(0, 1), S=6, s=2, n_heads=4, d_head=8, d_mlp=None, tokens_per_step=512, steps=400,
                    lr=3e-3, eval_every=25, eval_tokens=1024)  # fmt: skip
+
+    @classmethod
+    def cpu(cls, seeds: tuple[int, ...] = (0, 1, 2, 3)) -> "PlateauCalibrationConfig":
+        """The same map at the CPU scale of the independent runs of paper B's reference (experiment A): ``d_model``
+        64 in 8 heads of 8, MLP 256, 64 sequences (2,048 tokens) per step, lr 3e-3, 5,000 steps; those runs left the
+        plateau at about 1,100 / 2,800 / 900 steps (seeds 0 / 1 / 2) with PyTorch's initialisation and Adam (0.9, 0.98).
+        About a sixth of the paper configuration's cost per member-step."""
+        return cls(seeds=seeds, n_heads=8, d_head=8, d_mlp=256, tokens_per_step=2048, lr=3e-3)
 
     @classmethod
     def paper(cls, seeds: tuple[int, ...] = (0, 1, 2, 3)) -> "PlateauCalibrationConfig":
@@ -167,10 +177,32 @@ def plateau_calibration(config: PlateauCalibrationConfig, *, max_workers: int | 
 def load_plateau_calibration(config: PlateauCalibrationConfig, *, compute: bool = False,
                              cache: Cache | None = None) -> PlateauCalibration:  # fmt: skip
     """The committed calibration for ``config`` (verified against the code), else computed if ``compute``."""
-    return load_or_compute(plateau_calibration, config, compute=compute, regenerate=REGENERATE,
-                           cost="hours of CPU at paper scale", cache=cache)  # fmt: skip
+    cost = "about an hour of CPU at the CPU scale, up to 15 CPU-hours at paper scale"
+    return load_or_compute(plateau_calibration, config, compute=compute, regenerate=f"{REGENERATE} --scale cpu|paper",
+                           cost=cost, cache=cache)  # fmt: skip
+
+
+def _main(argv=None) -> None:
+    """``python -m lib.studies.plateau_calibration [--scale cpu|paper] [--publish]``."""
+    import argparse
+    import importlib
+
+    import torch
+
+    from ..cache import publish
+
+    parser = argparse.ArgumentParser(description="Measure the linear map's plateau exit per open choice.")
+    parser.add_argument("--scale", choices=("cpu", "paper"), default="paper",
+                        help="paper: paper B's configuration (hours of CPU); cpu: the independent CPU-scale runs'")
+    parser.add_argument("--publish", action="store_true", help="copy the result to data/ with its manifest entry")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    mod = importlib.import_module("lib.studies.plateau_calibration")  # not __main__: the cache key names the module
+    cfg = getattr(mod.PlateauCalibrationConfig, args.scale)()
+    print(mod.plateau_calibration(cfg).table())
+    if args.publish:
+        print("published", publish(mod.plateau_calibration.__wrapped__, cfg, f"{REGENERATE} --scale {args.scale}"))
 
 
 if __name__ == "__main__":
-    publish_main("lib.studies.plateau_calibration", "plateau_calibration", lambda m: m.PlateauCalibrationConfig.paper(),
-                 REGENERATE, "Measure the linear map's plateau exit per open choice at paper B's configuration.")
+    _main()
