@@ -36,6 +36,7 @@ from ..validate import check_size
 from ..tasks.linear_map import LinearMapTask
 from .context_study import ContextStudyConfig
 from ..train.gpt_train import GPTRun, GPTRunConfig, Member, train_gpt
+from .paper_defaults import LINEAR_MAP_INIT
 from .slim import slim_run
 
 __all__ = ["EmergenceRunsConfig", "EmergenceRuns", "emergence_runs", "load_emergence_runs", "REGENERATE"]
@@ -49,7 +50,8 @@ class EmergenceRunsConfig:
 
     Linear map: ``S``, ``s``, ``map_seed``, ``steps``, ``seeds``, ``n_few``, ``n_width``; model and optimiser
     ``n_heads``, ``d_head``, ``d_mlp`` (``None``: the model's default), ``tokens_per_step``, ``lr``, ``eval_every``,
-    ``eval_tokens``, held-out data from ``eval_seed``; the bias stacks run ``bias_steps`` and stop below ``solved``.
+    ``eval_tokens``, held-out data from ``eval_seed``, initialisation ``lm_init`` (at paper scale
+    :data:`lib.studies.paper_defaults.LINEAR_MAP_INIT`); the bias stacks run ``bias_steps`` and stop below ``solved``.
     ``heads`` and ``ca_heads``: head counts at fixed width. Many tables: ``many_N``, ``many_S``, ``many_steps``,
     ``many_bias``. ``context``: the automaton's sweep, whose settings the automaton runs share.
     """
@@ -67,6 +69,7 @@ class EmergenceRunsConfig:
     d_mlp: int | None = None
     tokens_per_step: int = 512
     lr: float = 3e-3
+    lm_init: str = "gpt2"
     eval_every: int = 25
     eval_tokens: int = 2048
     eval_seed: int = 999
@@ -115,7 +118,8 @@ class EmergenceRunsConfig:
         """Chapter 6 at paper scale: S = 16, s = 3, width 128 (8 heads of 16), MLP 512, 8,192 tokens per step."""
         return cls(context=ContextStudyConfig.paper(), S=16, s=3, steps=10_000, n_few=3, n_width=3, d_head=16,
                    d_mlp=512, tokens_per_step=8192, lr=1e-3, eval_every=100, eval_tokens=16384,
-                   heads=(1, 2, 4, 8, 16, 32), ca_heads=(4, 16, 128), many_N=256, many_steps=10_000)  # fmt: skip
+                   heads=(1, 2, 4, 8, 16, 32), ca_heads=(4, 16, 128), many_N=256, many_steps=10_000,
+                   lm_init=LINEAR_MAP_INIT)  # fmt: skip
 
     @property
     def width(self) -> int:
@@ -130,7 +134,7 @@ class EmergenceRunsConfig:
         """The linear map's model and optimiser fields of a :class:`GPTRunConfig`, with ``n_heads`` at fixed width."""
         H = self.n_heads if n_heads is None else n_heads
         model = dict(n_heads=H, d_head=self.width // H, tokens_per_step=self.tokens_per_step, lr=self.lr,
-                     eval_every=self.eval_every, eval_tokens=self.eval_tokens)  # fmt: skip
+                     eval_every=self.eval_every, eval_tokens=self.eval_tokens, init=self.lm_init)  # fmt: skip
         if self.d_mlp is not None:
             model["d_mlp"] = self.d_mlp
         return model

@@ -117,6 +117,12 @@ class PlateauCalibrationConfig:
         """Paper B's linear map at its own configuration, 5,000 steps (the defaults)."""
         return cls(seeds=seeds)
 
+    @classmethod
+    def paper_check(cls, seeds: tuple[int, ...]) -> "PlateauCalibrationConfig":
+        """The paper-scale default's arm alone (PyTorch's initialisation, :mod:`lib.studies.paper_defaults`) at paper
+        B's configuration on ``seeds`` not used before: does the new default leave the plateau within 5,000 steps?"""
+        return cls(arms=("torch_init",), seeds=seeds)
+
     def run(self, arm: str) -> GPTRunConfig:
         """The stack of one arm: one member per seed on the same map."""
         change = dict(ARMS[arm])
@@ -177,7 +183,7 @@ def plateau_calibration(config: PlateauCalibrationConfig, *, max_workers: int | 
 def load_plateau_calibration(config: PlateauCalibrationConfig, *, compute: bool = False,
                              cache: Cache | None = None) -> PlateauCalibration:  # fmt: skip
     """The committed calibration for ``config`` (verified against the code), else computed if ``compute``."""
-    cost = "about an hour of CPU at the CPU scale, up to 15 CPU-hours at paper scale"
+    cost = "about 1.5 CPU-hours at the CPU scale, up to 15 at paper scale"
     return load_or_compute(plateau_calibration, config, compute=compute, regenerate=f"{REGENERATE} --scale cpu|paper",
                            cost=cost, cache=cache)  # fmt: skip
 

@@ -31,6 +31,7 @@ from ..cache import cached
 from .committed import publish_main
 from ..tasks.linear_map import LinearMapTask
 from ..train.gpt_train import GPTRunConfig, Member, train_gpt
+from .paper_defaults import LINEAR_MAP_INIT
 
 __all__ = ["SparsityStudyConfig", "SparsityStudy", "sparsity_study", "REGENERATE"]
 
@@ -49,7 +50,8 @@ class SparsityStudyConfig:
     """One model per ``(S, s, seed)``, stacked per state size; ``grid`` maps each ``S`` to its ``s`` values.
 
     ``seeds`` vary the initialisation and data stream; the map of each ``(S, s)`` is fixed (``map_seed``), as in the
-    paper. Architecture and optimiser fields are those of :class:`lib.train.GPTRunConfig`.
+    paper. Architecture, optimiser and ``init`` fields are those of :class:`lib.train.GPTRunConfig` (``init`` at paper
+    scale: :data:`lib.studies.paper_defaults.LINEAR_MAP_INIT`).
     """
 
     grid: tuple[tuple[int, tuple[int, ...]], ...]
@@ -63,6 +65,7 @@ class SparsityStudyConfig:
     lr: float = 3e-3
     eval_every: int = 25
     eval_tokens: int = 2048
+    init: str = "gpt2"
 
     def __post_init__(self) -> None:
         if not self.grid or not all(isinstance(S, int) and S >= 4 and s_values for S, s_values in self.grid):
@@ -85,7 +88,7 @@ class SparsityStudyConfig:
         """Paper B's sweep: S = 8, 16, 32, every s, three seeds, 10,000 steps, ``d_model`` 128, MLP 512."""
         return cls(grid=tuple((S, tuple(range(1, S + 1))) for S in (8, 16, 32)),
                    seeds=tuple(seed_offset + k for k in range(3)), steps=10_000, d_head=16, d_mlp=512,
-                   tokens_per_step=8192, lr=1e-3, eval_every=100, eval_tokens=16384)  # fmt: skip
+                   tokens_per_step=8192, lr=1e-3, eval_every=100, eval_tokens=16384, init=LINEAR_MAP_INIT)  # fmt: skip
 
     def run(self, S: int) -> GPTRunConfig:
         """The stack of state size ``S``: members ordered (s, seed)."""
@@ -93,7 +96,7 @@ class SparsityStudyConfig:
         members = tuple(Member(_task(S, s, self.map_seed), seed=k) for s in s_values for k in self.seeds)
         return GPTRunConfig(members=members, n_heads=self.n_heads, d_head=self.d_head, d_mlp=self.d_mlp,
                             tokens_per_step=self.tokens_per_step, steps=self.steps, lr=self.lr,
-                            eval_every=self.eval_every, eval_tokens=self.eval_tokens)  # fmt: skip
+                            eval_every=self.eval_every, eval_tokens=self.eval_tokens, init=self.init)  # fmt: skip
 
 
 @dataclass

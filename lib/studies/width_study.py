@@ -36,6 +36,7 @@ from ..tasks.automaton import AutomatonTask
 from ..validate import check_size
 from ..tasks.linear_map import LinearMapTask
 from ..train.gpt_train import GPTRunConfig, Member, run_members
+from .paper_defaults import LINEAR_MAP_INIT
 
 __all__ = ["WidthStudyConfig", "WidthStudy", "Curves", "width_study", "load_width_study", "REGENERATE"]
 
@@ -54,7 +55,8 @@ class WidthStudyConfig:
     """The study's settings (the defaults are chapter 6's FAST scale; the frozen config is the cache key).
 
     Linear map: ``S``, ``s``, ``map_seed`` (chapter 6's map: distinct rows), ``heads`` x ``d_heads``, ``lm_steps``
-    steps of ``lm_tokens`` tokens. Automaton: ``ca_C`` colours, ``ca_N`` rule tables (``ca_seed``), ``ca_S`` cells,
+    steps of ``lm_tokens`` tokens, initialisation ``lm_init`` (at paper scale
+    :data:`lib.studies.paper_defaults.LINEAR_MAP_INIT`). Automaton: ``ca_C`` colours, ``ca_N`` rule tables (``ca_seed``), ``ca_S`` cells,
     ``ca_T`` states, ``ca_width`` = H d_head, ``ca_heads`` at ``ca_layers`` layers, ``ca_depths`` at
     ``ca_heads[0]`` heads, ``ca_steps`` steps of ``ca_tokens`` tokens. Both: ``seeds``/``ca_seeds``, ``lr``,
     ``eval_every``.
@@ -68,6 +70,7 @@ class WidthStudyConfig:
     seeds: tuple[int, ...] = (0, 1, 2, 3)
     lm_steps: int = 800
     lm_tokens: int = 512
+    lm_init: str = "gpt2"
     ca_C: int = 2
     ca_N: int = 16
     ca_S: int = 8
@@ -111,7 +114,7 @@ class WidthStudyConfig:
         return cls(S=16, s=3, heads=(1, 2, 4, 8, 16, 32), d_heads=(4, 8, 16), seeds=(0, 1, 2), lm_steps=10_000,
                    lm_tokens=8192, ca_C=4, ca_N=256, ca_S=8, ca_T=16, ca_width=128, ca_heads=(4, 16, 128),
                    ca_layers=4, ca_depths=(1, 2, 4), ca_steps=10_000, ca_tokens=16384, ca_seeds=(0, 1, 2), lr=1e-3,
-                   eval_every=100)  # fmt: skip
+                   eval_every=100, lm_init=LINEAR_MAP_INIT)  # fmt: skip
 
     def lm_task(self) -> LinearMapTask:
         return LinearMapTask(self.S, self.s, seed=self.map_seed, distinct=True)
@@ -127,7 +130,8 @@ class WidthStudyConfig:
         for dh in self.d_heads:
             for H in self.heads:
                 out["grid", H, dh] = GPTRunConfig(members=lm, n_heads=H, d_head=dh, steps=self.lm_steps,
-                                                  tokens_per_step=self.lm_tokens, eval_tokens=2048, **common)  # fmt: skip
+                                                  tokens_per_step=self.lm_tokens, eval_tokens=2048, init=self.lm_init,
+                                                  **common)  # fmt: skip
         ca = tuple(Member(self.ca_task(), seed=k) for k in self.ca_seeds)
         ca_common = dict(steps=self.ca_steps, tokens_per_step=self.ca_tokens, eval_tokens=4096, **common)
         for H in self.ca_heads:
