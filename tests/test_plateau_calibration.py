@@ -9,7 +9,7 @@ import pytest
 
 import lib
 from lib.cache import Cache
-from lib.studies.plateau_calibration import ARMS, PlateauCalibrationConfig, plateau_calibration
+from lib.studies.plateau_calibration import ARMS, PlateauCalibration, PlateauCalibrationConfig, plateau_calibration
 from lib.train import GPTRunConfig
 
 
@@ -63,9 +63,10 @@ def test_the_cpu_scale_is_the_independent_runs_model_on_the_same_map():
     assert dataclasses.replace(check, arms=paper.arms, seeds=paper.seeds) == paper  # otherwise the paper's setting
 
 
-def _calibration(exits: dict, budget: int = 5000):
+def _calibration(exits: dict, budget: int = 5000) -> PlateauCalibration:
     cfg = dataclasses.replace(PlateauCalibrationConfig.fast(), arms=tuple(exits), steps=budget)
-    return type("Cal", (), {"config": cfg, "exits": {a: np.asarray(e, float) for a, e in exits.items()}})()
+    return PlateauCalibration(config=cfg, steps={}, pred_loss={},
+                              exits={a: np.asarray(e, float) for a, e in exits.items()})
 
 
 def test_sensitivity_verdicts_follow_the_rule_fixed_in_advance():
@@ -83,7 +84,8 @@ def test_sensitivity_verdicts_follow_the_rule_fixed_in_advance():
     assert out.deciding() == ("torch_init",)
     assert out.summary()["cal_torch_init_verdict"] == "shortens" and "never" in out.table()
     # with a default that exits, an arm twice as slow lengthens the plateau
-    slow = lib.plateau_sensitivity(_calibration({"default": [500, 600, 700, 800], "init_std_0.1": [1300, 1400, inf, 2000]}))
+    slow = lib.plateau_sensitivity(_calibration({"default": [500, 600, 700, 800],
+                                                 "init_std_0.1": [1300, 1400, inf, 2000]}))
     assert slow.verdict["init_std_0.1"] == "lengthens" and "cal_init_std_0p1_median" in slow.summary()
     with pytest.raises(ValueError, match="needs a 'default' arm"):
         lib.plateau_sensitivity(_calibration({"torch_init": [1, 2]}))

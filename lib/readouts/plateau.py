@@ -83,15 +83,15 @@ def plateau_sensitivity(calibration) -> PlateauSensitivity:
     Parameters
     ----------
     calibration : lib.studies.PlateauCalibration
-        Needs ``config.arms`` (including ``"default"``), ``config.steps`` (the budget) and ``exits[arm]`` ``(E,)``.
+        Its arms must include ``"default"``; its ``exited`` and ``median_exit`` (censored at the budget) are read.
     """
     arms = tuple(calibration.config.arms)
     if "default" not in arms:
         raise ValueError(f"the calibration needs a 'default' arm to compare with, got {arms!r}")
     budget = int(calibration.config.steps)
     exits = {a: np.asarray(calibration.exits[a], dtype=float) for a in arms}
-    exited = {a: int(np.isfinite(e).sum()) for a, e in exits.items()}
-    median = {a: float(np.median(np.minimum(e, budget))) for a, e in exits.items()}
+    exited = {a: calibration.exited(a) for a in arms}
+    median = {a: calibration.median_exit(a) for a in arms}
     ratio = {a: median[a] / median["default"] for a in arms}
 
     def most(a: str) -> bool:
