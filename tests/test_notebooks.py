@@ -71,6 +71,18 @@ def test_synced_markdown_rewrites_only_the_colab_cell():
         bookctl.synced_markdown("no cell here", "https://example.org/x/y", "bad")
 
 
+def test_colab_installs_the_pinned_hub_stack_for_chapter_5_only():
+    from lib.lm.suite import TRANSFORMERS_PIN
+
+    ch5 = nb_text("chapters/05_language_models")
+    cell = ch5[ch5.index(bookctl.BOOTSTRAP_MARK):].split("```")[0]
+    compile(cell, "bootstrap", "exec")
+    assert f"transformers=={TRANSFORMERS_PIN}" in cell and "torch==" not in cell
+    assert "pip" not in nb_text("chapters/01_copy_task").split("```")[1]
+    with pytest.raises(SystemExit, match="pins no version of nosuchpackage"):
+        bookctl.requirement_pins(["nosuchpackage"])
+
+
 def test_config_excludes_what_breaks_an_offline_w_build():
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert cfg["only_build_toc_files"] is True

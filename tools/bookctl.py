@@ -72,30 +72,69 @@ def chapter_docnames(root: Path = ROOT) -> list[str]:
 
 
 # ----------------------------------------------------------------------------------------------- sync
-def bootstrap_code(url: str) -> str:
+#: Packages a chapter needs beyond Colab's own (installed at the versions requirements.txt pins, only where Colab's
+#: differ; torch is never among them: Colab's CUDA build stays).
+COLAB_PACKAGES = {
+    "chapters/05_language_models": ("transformers", "tokenizers", "safetensors", "huggingface_hub",
+                                     "essential-generators"),
+}
+
+
+def requirement_pins(names, root: Path = ROOT) -> list[str]:
+    """``name==version`` from requirements.txt for each of ``names`` (a ``SystemExit`` names one that is unpinned)."""
+    pins = {}
+    for line in (root / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, version = line.split("==", 1)
+            pins[name.split("[")[0].strip().lower().replace("_", "-")] = f"{name.split('[')[0].strip()}=={version.strip()}"
+    out = []
+    for name in names:
+        key = name.lower().replace("_", "-")
+        if key not in pins:
+            raise SystemExit(f"requirements.txt pins no version of {name} (needed by a chapter in Colab)")
+        out.append(pins[key])
+    return out
+
+
+def bootstrap_code(url: str, pins=()) -> str:
     folder = "/content/" + url.rstrip("/").rsplit("/", 1)[-1]
-    return "\n".join(
-        [
-            f"{BOOTSTRAP_MARK}: written by `make sync` from _config.yml; hidden in the book, runs only in Google Colab.",
-            "import sys",
-            'if "google.colab" in sys.modules:',
-            "    import os, subprocess",
-            f'    if not os.path.isdir("{folder}"):',
-            f'        subprocess.run(["git", "clone", "--depth", "1", "{url}", "{folder}"], check=True)',
-            f'    sys.path.insert(0, "{folder}")',
+    lines = [
+        f"{BOOTSTRAP_MARK}: written by `make sync` from _config.yml; hidden in the book, runs only in Google Colab.",
+        "import sys",
+        'if "google.colab" in sys.modules:',
+        "    import os, subprocess",
+        f'    if not os.path.isdir("{folder}"):',
+        f'        subprocess.run(["git", "clone", "--depth", "1", "{url}", "{folder}"], check=True)',
+        f'    sys.path.insert(0, "{folder}")',
+    ]
+    if pins:
+        lines += [
+            "    from importlib import metadata",
+            "",
+            "    def _pinned(pin):",
+            '        name, version = pin.split("==")',
+            "        try:",
+            "            return metadata.version(name) == version",
+            "        except metadata.PackageNotFoundError:",
+            "            return False",
+            "",
+            f"    _missing = [p for p in {list(pins)!r} if not _pinned(p)]",
+            "    if _missing:  # the versions this chapter is tested with",
+            '        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *_missing], check=True)',
         ]
-    )
+    return "\n".join(lines)
 
 
 _BOOTSTRAP_RE = re.compile(r"(^" + re.escape(BOOTSTRAP_MARK) + r".*?)(?=^```)", re.S | re.M)
 
 
-def synced_markdown(text: str, url: str, name: str) -> str:
-    """The chapter's MyST text with its Colab cell rewritten for ``url``."""
+def synced_markdown(text: str, url: str, name: str, pins=()) -> str:
+    """The chapter's MyST text with its Colab cell rewritten for ``url`` (installing ``pins`` where Colab differs)."""
     matches = _BOOTSTRAP_RE.findall(text)
     if len(matches) != 1:
         raise SystemExit(f"{name}: expected exactly one code cell starting with '{BOOTSTRAP_MARK}', found {len(matches)}")
-    return _BOOTSTRAP_RE.sub(lambda _m: bootstrap_code(url) + "\n", text, count=1)
+    return _BOOTSTRAP_RE.sub(lambda _m: bootstrap_code(url, pins) + "\n", text, count=1)
 
 
 def read_chapter(md_path: Path):
@@ -130,7 +169,7 @@ def sync(root: Path = ROOT, check: bool = False) -> list[str]:
             problems.append(f"{doc}: listed in _toc.yml but {md.relative_to(root)} does not exist")
             continue
         text = md.read_text(encoding="utf-8")
-        new_text = synced_markdown(text, url, doc)
+        new_text = synced_markdown(text, url, doc, requirement_pins(COLAB_PACKAGES.get(doc, ()), root))
         if new_text != text:
             if check:
                 problems.append(f"{doc}.md: its Colab cell does not match repository.url in _config.yml")

@@ -2,7 +2,9 @@
 layout), the four tasks as prompt sets, points of emergence by bisection over checkpoints, and attention-pattern
 patching through transformers' ``AttentionInterface``.
 
-Modules: :mod:`~lib.lm.suite` (sizes × seeds × revisions, hub/local loading), :mod:`~lib.lm.tokenizer` and
+Modules: :mod:`~lib.lm.suite` (sizes × seeds × revisions, hub/local loading), :mod:`~lib.lm.hubcache` (any local
+suite written as a hub cache in Pythia's layout, for the hub code offline), :mod:`~lib.lm.english` and
+:mod:`~lib.lm.bpe` (English prose and a byte-level BPE of Pythia's kind learned on it), :mod:`~lib.lm.tokenizer` and
 :mod:`~lib.lm.corpus` (the mini-suite's vocabulary and synthetic corpus), :mod:`~lib.lm.minisuite` (the resumable
 build command), :mod:`~lib.lm.prompts`, :mod:`~lib.lm.emergence`, :mod:`~lib.lm.patching`, :mod:`~lib.lm.analysis`
 (everything chapter 5 plots), :mod:`~lib.lm.heads` (previous-token and induction scores) and :mod:`~lib.lm.results` (the committed results).
@@ -20,7 +22,9 @@ from .emergence import (
     monotonicity,
     seed_emergence,
 )
+from .bpe import BPEConfig, train_bpe
 from .heads import head_scores
+from .hubcache import write_hub_cache
 from .minisuite import MINISUITE, SCALES, TINY_SUITE, MiniSuiteConfig, ModelSize, TrainConfig, build_suite, checkpoint_schedule
 from .patching import (
     PatchResult,
@@ -43,6 +47,9 @@ from .suite import (
     LocalSuite,
     Suite,
     SuiteIndexError,
+    check_transformers,
+    hub_cache_dir,
+    hub_offline,
     hub_reachable,
     open_suite,
     pythia_steps,
@@ -52,9 +59,9 @@ from .tokenizer import VocabConfig, build_tokenizer, build_vocab, single_token_i
 __all__ = [
     # suites
     "Suite", "LocalSuite", "HubSuite", "open_suite", "hub_reachable", "HubUnreachable", "SuiteIndexError",
-    "PYTHIA_SIZES", "pythia_steps",
+    "PYTHIA_SIZES", "pythia_steps", "hub_offline", "hub_cache_dir", "check_transformers", "write_hub_cache",
     # the mini-suite
-    "VocabConfig", "build_vocab", "build_tokenizer", "single_token_id", "CorpusConfig", "CorpusSampler",
+    "VocabConfig", "build_vocab", "build_tokenizer", "single_token_id", "BPEConfig", "train_bpe", "CorpusConfig", "CorpusSampler",
     "ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "SCALES", "checkpoint_schedule",
     "build_suite",
     # tasks

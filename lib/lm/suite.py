@@ -24,9 +24,13 @@ from typing import Any
 
 __all__ = [
     "PYTHIA_SIZES", "PYTHIA_SEEDS", "pythia_steps", "model_name", "SuiteIndexError", "HubUnreachable", "Suite",
-    "LocalSuite", "HubSuite", "open_suite", "hub_reachable", "file_sha256", "INDEX_FILE", "INDEX_FORMAT",
+    "LocalSuite", "HubSuite", "open_suite", "hub_reachable", "hub_offline", "hub_cache_dir", "check_transformers",
+    "file_sha256", "INDEX_FILE", "INDEX_FORMAT", "PYTHIA_PREFIX", "TRANSFORMERS_PIN",
 ]
 
+PYTHIA_PREFIX = "EleutherAI/pythia"
+#: The transformers release chapter 5 is tested with (``requirements.txt`` pins the same; a test checks).
+TRANSFORMERS_PIN = "5.24.0"
 PYTHIA_SIZES = ("14m", "31m", "70m", "160m", "410m")
 PYTHIA_SEEDS = tuple(range(10))
 INDEX_FILE = "suite.json"
@@ -118,6 +122,11 @@ class Suite:
     def load_tokenizer(self):
         raise NotImplementedError
 
+    def release(self, size: str, seed: int, step: int) -> bool:
+        """Free a checkpoint after use; True if something was deleted (only :class:`HubSuite` with ``evict``)."""
+        self.check(size, seed, step)
+        return False
+
 
 # ------------------------------------------------------------------------------------------------ local
 class LocalSuite(Suite):
@@ -129,12 +138,15 @@ class LocalSuite(Suite):
         The suite folder (holding ``suite.json``).
     verify : bool
         Check at opening that every listed checkpoint folder exists (cheap); each load also checks sha256.
+    device : str or torch.device, optional
+        Where :meth:`load_model` puts each model (e.g. the chapter's ``ctx.device``).
     """
 
     source = "local"
 
-    def __init__(self, root: str | Path, *, verify: bool = True):
+    def __init__(self, root: str | Path, *, verify: bool = True, device=None):
         self.root = Path(root)
+        self.device = device
         index_path = self.root / INDEX_FILE
         if not index_path.is_file():
             raise SuiteIndexError(f"{index_path}: no suite index here (build one with `python -m lib.lm.minisuite build`)")
@@ -187,7 +199,8 @@ class LocalSuite(Suite):
             register_patchable()
         model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation=attn_implementation,
                                                      dtype=dtype or torch.float32)
-        return model.eval()
+        return (model.to(self.device) if self.device is not None else model).eval()
+
 
     def run_losses(self, size: str, seed: int) -> list[float] | None:
         """The run's training losses (from its ``run.json``, when the suite was trained here), else None."""
@@ -212,7 +225,7 @@ def hub_reachable(timeout: float = 3.0, host: str = HUB_HOST) -> tuple[bool, str
     The whole check (name resolution, connection, TLS, response) runs in a daemon thread that is abandoned after
     ``timeout`` seconds, so no network condition can make it hang longer.
     """
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+    if hub_offline():
         return False, "HF_HUB_OFFLINE is set"
     import threading
     import urllib.request
@@ -236,22 +249,131 @@ def hub_reachable(timeout: float = 3.0, host: str = HUB_HOST) -> tuple[bool, str
     return (True, "") if ok else (False, f"{url} did not answer ({detail})")
 
 
+def hub_offline() -> bool:
+    """True when ``HF_HUB_OFFLINE`` asks huggingface_hub to use its cache only."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def hub_cache_dir() -> Path:
+    """The hub cache huggingface_hub reads (``HF_HUB_CACHE``, else ``HF_HOME/hub``, else ``~/.cache/huggingface/hub``),
+    from the environment at call time (huggingface_hub's own constant is fixed when it is first imported)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def check_transformers(version: str | None = None) -> str:
+    """The installed transformers version, or a ``RuntimeError`` saying how to install the pinned one.
+
+    The patchable attention relies on transformers 5's ``AttentionInterface`` and ``masking_utils``: another major
+    version fails with a message; another 5.x release is accepted (with the pin named in the message of any error
+    raised later by loading).
+    """
+    if version is None:
+        import transformers
+
+        version = transformers.__version__
+    if version.split(".")[0] != TRANSFORMERS_PIN.split(".")[0]:
+        raise RuntimeError(f"transformers {version} is installed; chapter 5 needs transformers 5 (tested: "
+                           f"{TRANSFORMERS_PIN}): pip install transformers=={TRANSFORMERS_PIN}")  # fmt: skip
+    return version
+
+
 class HubSuite(Suite):
-    """PolyPythias on the hub: ``EleutherAI/pythia-{size}[-seed{k}]`` at revision ``step{N}`` (downloads on demand)."""
+    """A suite on the hub: ``<prefix>-{size}[-seed{k}]`` at revision ``step{N}`` (PolyPythias by default).
+
+    Online, the hub must answer a small request within ``timeout`` seconds (else :class:`HubUnreachable`). With
+    ``HF_HUB_OFFLINE=1`` the suite is read from the hub cache (:func:`hub_cache_dir`) through the same
+    ``from_pretrained(repo_id, revision=...)`` calls; its first and last checkpoints must be in the cache. A cache
+    written by :mod:`lib.lm.hubcache` is such a cache; :meth:`discover` reads a suite's sizes, seeds and steps from it.
+
+    Parameters
+    ----------
+    sizes, seeds, steps
+        The selection (PolyPythia sizes must be Pythia's; ``steps`` default: Pythia's 154).
+    prefix : str
+        ``<org>/<family>``, e.g. ``"EleutherAI/pythia"``.
+    device : str or torch.device, optional
+        Where :meth:`load_model` puts each model (e.g. the chapter's ``ctx.device``).
+    evict : bool
+        :meth:`release` deletes a checkpoint's files from the cache after use (a Colab disk holds few 410m
+        checkpoints); off by default, and never for an offline cache.
+    """
 
     source = "hub"
 
-    def __init__(self, sizes=PYTHIA_SIZES, seeds=PYTHIA_SEEDS, steps=None, *, timeout: float = 3.0):
-        ok, why = hub_reachable(timeout)
-        if not ok:
-            raise HubUnreachable(f"the Hugging Face hub is unreachable: {why}. Use the local mini-suite instead.")
-        unknown = [s for s in sizes if s not in PYTHIA_SIZES]
-        if unknown:
-            raise ValueError(f"sizes {unknown} are not PolyPythia sizes; it has {list(PYTHIA_SIZES)}")
-        super().__init__("EleutherAI/pythia", sizes, seeds, steps or pythia_steps(), "PolyPythias (Pythia, 10 seeds)")
-        self.digest = "hub:" + ",".join(sizes) + ":" + ",".join(map(str, self.seeds))
+    def __init__(self, sizes=PYTHIA_SIZES, seeds=PYTHIA_SEEDS, steps=None, *, prefix: str = PYTHIA_PREFIX,
+                 timeout: float = 3.0, device=None, evict: bool = False):  # fmt: skip
+        check_transformers()
+        if prefix.count("/") != 1:
+            raise ValueError(f"prefix must be '<org>/<family>', got {prefix!r}")
+        if prefix == PYTHIA_PREFIX:
+            unknown = [s for s in sizes if s not in PYTHIA_SIZES]
+            if unknown:
+                raise ValueError(f"sizes {unknown} are not PolyPythia sizes; it has {list(PYTHIA_SIZES)}")
+        self.offline = hub_offline()
+        super().__init__(prefix, sizes, seeds, steps or pythia_steps(),
+                         "PolyPythias (Pythia, 10 seeds)" if prefix == PYTHIA_PREFIX else f"{prefix} on the hub")
+        if self.offline:
+            gaps = [f"{self.name(sz, sd)}@{self.revision(st)}" for sz in self.sizes for sd in self.seeds
+                    for st in (self.steps[0], self.steps[-1]) if not self.cached(sz, sd, st)]
+            if gaps:
+                raise HubUnreachable(f"HF_HUB_OFFLINE is set and the hub cache {hub_cache_dir()} lacks {len(gaps)} "
+                                     f"checkpoint(s), e.g. {gaps[:3]}. Use the local mini-suite instead.")  # fmt: skip
+        else:
+            ok, why = hub_reachable(timeout)
+            if not ok:
+                raise HubUnreachable(f"the Hugging Face hub is unreachable: {why}. Use the local mini-suite instead.")
+        self.device = device
+        self.evict = bool(evict) and not self.offline
+        steps_id = hashlib.sha256(",".join(map(str, self.steps)).encode()).hexdigest()[:12]
+        self.digest = f"hub:{prefix}:" + ",".join(self.sizes) + ":" + ",".join(map(str, self.seeds)) + f":{steps_id}"
+
+    @classmethod
+    def discover(cls, prefix: str, *, sizes=None, seeds=None, **kwargs) -> "HubSuite":
+        """The suite ``prefix`` as the hub cache holds it (offline): sizes, seeds and the steps every model has.
+
+        Repositories ``<prefix>-<size>`` (seed 0) and ``<prefix>-<size>-seed<k>`` are found by their cache folders,
+        steps by their ``refs/step<N>``; ``sizes``/``seeds`` restrict the selection.
+        """
+        org, family = prefix.split("/") if prefix.count("/") == 1 else (None, None)
+        if org is None:
+            raise ValueError(f"prefix must be '<org>/<family>', got {prefix!r}")
+        head = f"models--{org}--{family}-"
+        found: dict[tuple[str, int], set[int]] = {}
+        for folder in sorted(hub_cache_dir().glob(head + "*")):
+            rest = folder.name[len(head):]
+            size, _, seed = rest.partition("-seed")
+            if not size or (seed and not seed.isdigit()):
+                continue
+            refs = folder / "refs"
+            steps = {int(r.name[4:]) for r in refs.glob("step*") if r.name[4:].isdigit()} if refs.is_dir() else set()
+            found[(size, int(seed) if seed else 0)] = steps
+        if not found:
+            raise HubUnreachable(f"no repositories {org}/{family}-* in the hub cache {hub_cache_dir()}")
+        all_sizes = sorted({k[0] for k in found}, key=lambda s: (len(s), s))
+        all_seeds = sorted({k[1] for k in found})
+        sizes = tuple(sizes or all_sizes)
+        seeds = tuple(all_seeds if seeds is None else seeds)
+        missing = [f"{sz}/seed {sd}" for sz in sizes for sd in seeds if (sz, sd) not in found]
+        if missing:
+            raise ValueError(f"the hub cache has no {missing}; it has sizes {all_sizes}, seeds {all_seeds}")
+        steps = set.intersection(*(found[(sz, sd)] for sz in sizes for sd in seeds))
+        if not steps:
+            raise ValueError(f"the models of {prefix} in the hub cache share no step revision")
+        return cls(sizes, seeds, sorted(steps), prefix=prefix, **kwargs)
+
+    def cached(self, size: str, seed: int, step: int) -> bool:
+        """Whether the cache holds this checkpoint's ``config.json`` (checked without network)."""
+        from huggingface_hub import try_to_load_from_cache
+
+        path = try_to_load_from_cache(self.name(size, seed), "config.json", revision=self.revision(step),
+                                      cache_dir=hub_cache_dir())  # fmt: skip
+        return isinstance(path, str)
 
     def load_model(self, size: str, seed: int, step: int, *, attn_implementation: str = "patchable", dtype=None):
+        """``from_pretrained(<prefix>-<size>[-seed<k>], revision="step<N>")`` in eval mode, on :attr:`device`."""
         import torch
         from transformers import AutoModelForCausalLM
 
@@ -262,13 +384,31 @@ class HubSuite(Suite):
         if attn_implementation == "patchable":
             register_patchable()
         model = AutoModelForCausalLM.from_pretrained(self.name(size, seed), revision=self.revision(step),
-                                                     attn_implementation=attn_implementation, dtype=dtype or torch.float32)
-        return model.eval()
+                                                     cache_dir=hub_cache_dir(), attn_implementation=attn_implementation,
+                                                     dtype=dtype or torch.float32)  # fmt: skip
+        return (model.to(self.device) if self.device is not None else model).eval()
+
+    def release(self, size: str, seed: int, step: int) -> bool:
+        """After use: delete this checkpoint's revision from the cache when :attr:`evict` is on; True if deleted."""
+        self.check(size, seed, step)
+        if not self.evict:
+            return False
+        from huggingface_hub import scan_cache_dir
+
+        info = scan_cache_dir(hub_cache_dir())
+        commits = [rev.commit_hash for repo in info.repos if repo.repo_id == self.name(size, seed)
+                   for rev in repo.revisions if self.revision(step) in rev.refs]  # fmt: skip
+        if commits:
+            info.delete_revisions(*commits).execute()
+        return bool(commits)
 
     def load_tokenizer(self):
+        """The tokenizer of the first size's original run (``<prefix>-<size>``, seed 0, at the last step): one
+        tokenizer for the whole family, so it loads whether or not seed 0 is among the selected seeds."""
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(self.name(self.sizes[0], 0))
+        return AutoTokenizer.from_pretrained(model_name(self.prefix, self.sizes[0], 0),
+                                             revision=self.revision(self.steps[-1]), cache_dir=hub_cache_dir())
 
 
 def open_suite(source: str = "auto", *, root: str | Path | None = None, timeout: float = 3.0, **hub_kwargs) -> Suite:
