@@ -52,3 +52,40 @@ def test_the_bpe_is_deterministic_and_validated():
         BPEConfig(vocab_size=100)
     with pytest.raises(ValueError, match="n_words"):
         BPEConfig(n_words=10)
+
+
+def test_the_prose_corpus_repeats_spans_and_never_writes_a_prompt_format(tok):
+    from lib.lm.corpus import ProseCorpusConfig, ProseSampler, prose_stream
+
+    cfg = ProseCorpusConfig(n_words=20_000)
+    stream = prose_stream(cfg, tok)
+    assert stream.min() >= 2 and stream.size > 20_000  # prose only: no special tokens, about 1.3 tokens per word
+    a = ProseSampler(cfg, stream, tok.eos_token_id, 10_000).batch(64)
+    assert np.array_equal(a, ProseSampler(cfg, stream, tok.eos_token_id, 10_000).batch(64))
+    assert not np.array_equal(a, ProseSampler(cfg, stream, tok.eos_token_id, 10_001).batch(64))
+    assert a.shape == (64, 65) and (a == tok.eos_token_id).any()
+    # induction is rewarded: many positions repeat the token 6-16 back
+    back = np.mean([(r[k:] == r[:-k]).mean() for r in a for k in range(6, 17)])
+    assert back > 0.02
+    # the rep prompt's format (8 or more single-digit tokens in a row) is not generated
+    digits = {tok.convert_tokens_to_ids(f"Ġ{d}") for d in "0123456789"}
+    longest = max(max((len(run) for run in "".join("d" if t in digits else "." for t in r).split(".")), default=0) for r in a)
+    assert longest < 8
+    with pytest.raises(ValueError, match="mix"):
+        ProseCorpusConfig(mix=(("digits", 1.0),))
+
+
+def test_a_bpe_mini_suite_builds_with_pythias_tokenizer_kind(tmp_path):
+    from lib.lm.minisuite import TINY_BPE_SUITE, MiniSuiteConfig, build_suite
+    from lib.lm.suite import LocalSuite
+    from lib.lm.tokenizer import VocabConfig
+
+    suite = LocalSuite(tmp_path) if build_suite(TINY_BPE_SUITE, tmp_path) else None
+    tok = suite.load_tokenizer()
+    assert type(tok.backend_tokenizer.model).__name__ == "BPE" and len(tok) == 512
+    model = suite.load_model("30k", 1, 40)
+    assert model.config.vocab_size == 512 and model.config.eos_token_id == tok.eos_token_id == 0
+    with pytest.raises(ValueError, match="BPE vocabulary goes with the prose corpus"):
+        MiniSuiteConfig(vocab=TINY_BPE_SUITE.vocab)
+    with pytest.raises(ValueError, match="BPE vocabulary goes with the prose corpus"):
+        MiniSuiteConfig(vocab=VocabConfig(), corpus=TINY_BPE_SUITE.corpus)

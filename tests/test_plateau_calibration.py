@@ -107,3 +107,18 @@ def test_paper_scale_linear_map_runs_start_from_the_calibrated_init_and_fast_one
     assert {r.init for k, r in width.items() if k[0] == "grid"} == {LINEAR_MAP_INIT}
     assert {r.init for k, r in width.items() if k[0] != "grid"} == {"gpt2"}
     assert {r.init for r in lib.WidthStudyConfig.fast().runs().values()} == {"gpt2"}
+
+
+def test_the_paper_check_is_paper_bs_configuration_on_fresh_seeds_with_the_calibrated_default():
+    from dataclasses import replace
+
+    from lib.studies.paper_defaults import LINEAR_MAP_INIT
+    from lib.studies.plateau_check import CHECK_ARMS, CHECK_SEEDS, paper_check_config
+
+    cfg = paper_check_config()
+    assert replace(cfg, arms=PlateauCalibrationConfig().arms, seeds=PlateauCalibrationConfig().seeds) == \
+        PlateauCalibrationConfig.paper()  # nothing but the arms and seeds differs from paper B's configuration
+    assert not set(CHECK_SEEDS) & set(PlateauCalibrationConfig.cpu().seeds) and len(CHECK_SEEDS) == 4
+    assert "default" in CHECK_ARMS and cfg.run("torch_init").init == LINEAR_MAP_INIT
+    assert cfg.run("default").init == "gpt2" and cfg.run("default").d_model is None
+    assert (cfg.S, cfg.s, cfg.n_heads * cfg.d_head, cfg.d_mlp, cfg.tokens_per_step, cfg.steps) == (16, 3, 128, 512, 8192, 5000)

@@ -22,7 +22,7 @@ import numpy as np
 
 from .tokenizer import Vocab
 
-__all__ = ["CorpusConfig", "CorpusSampler", "SEGMENTS"]
+__all__ = ["CorpusConfig", "CorpusSampler", "SEGMENTS", "PROSE_SEGMENTS", "ProseCorpusConfig", "prose_stream", "ProseSampler"]
 
 SEGMENTS = ("zipf", "randrep", "digits", "pattern", "ioi")
 
@@ -140,6 +140,124 @@ class CorpusSampler:
         return np.stack([self.row() for _ in range(batch_size)])  # (B, T+1)
 
     # resumability -----------------------------------------------------------------------------------
+    def get_state(self) -> dict:
+        return self.rng.bit_generator.state
+
+    def set_state(self, state: dict) -> None:
+        self.rng.bit_generator.state = state
+
+
+# ------------------------------------------------------------------------------------------------ English prose
+PROSE_SEGMENTS = ("prose", "reprose", "randrep")
+
+
+@dataclass(frozen=True)
+class ProseCorpusConfig:
+    """The corpus of the byte-level BPE suite: English prose (:mod:`lib.lm.english`) tokenized once into a stream,
+    and rows cut from it as segments, none of them in the format of an evaluation prompt:
+
+    * ``prose``: a contiguous span of 8-40 tokens of the stream (background text);
+    * ``reprose``: a contiguous span of ``span`` tokens repeated 1-3 times, the last copy partial (a phrase that
+      recurs, as names and phrases recur in real text);
+    * ``randrep``: ``span`` tokens drawn independently from the stream (English's token frequencies, so digits
+      appear only at their rate in prose) and repeated the same way: the next token of a repeat is predictable only
+      by looking back (induction).
+
+    The digit-string, word-list, letter-pattern and IOI formats of :mod:`lib.lm.prompts` are not generated; the
+    stream is the same for every run (``text_seed``), and a run's seed sets which rows it sees, as in PolyPythias.
+    """
+
+    mix: tuple[tuple[str, float], ...] = (("prose", 0.5), ("reprose", 0.0), ("randrep", 0.5))
+    n_words: int = 1_000_000
+    text_seed: int = 0
+    span: tuple[int, int] = (6, 16)
+    p_eos: float = 0.08
+    seq_len: int = 64
+
+    def __post_init__(self):
+        names = [m[0] for m in self.mix]
+        if set(names) - set(PROSE_SEGMENTS) or len(set(names)) != len(names):
+            raise ValueError(f"mix must name distinct segments among {PROSE_SEGMENTS}, got {names}")
+        if any(not (w >= 0) for _, w in self.mix) or sum(w for _, w in self.mix) <= 0:
+            raise ValueError(f"mix weights must be non-negative with a positive sum, got {self.mix}")
+        if not (isinstance(self.n_words, int) and self.n_words >= 1000):
+            raise ValueError(f"n_words must be an int >= 1000, got {self.n_words!r}")
+        lo, hi = self.span
+        if not (isinstance(lo, int) and isinstance(hi, int) and 2 <= lo <= hi):
+            raise ValueError(f"span must be (lo, hi) ints with 2 <= lo <= hi, got {self.span!r}")
+        if not 0 <= self.p_eos < 1:
+            raise ValueError(f"p_eos must be in [0, 1), got {self.p_eos}")
+        if not isinstance(self.seq_len, int) or self.seq_len < 16:
+            raise ValueError(f"seq_len must be an int >= 16, got {self.seq_len!r}")
+
+
+def prose_stream(config: ProseCorpusConfig, tokenizer) -> np.ndarray:
+    """The corpus's token stream ``(n,)``: ``n_words`` of prose from ``text_seed``, tokenized with a leading space
+    (every word is then a ``Ġword`` pre-token, as inside Pythia's training text)."""
+    from .english import sample_words
+
+    words = sample_words(config.n_words, np.random.default_rng([config.text_seed, 11]))
+    chunks = [" " + " ".join(words[i : i + 1000]) for i in range(0, len(words), 1000)]
+    ids = tokenizer(chunks, add_special_tokens=False)["input_ids"]
+    return np.concatenate([np.asarray(r, dtype=np.int64) for r in ids])
+
+
+class ProseSampler:
+    """Draws training rows ``(batch, seq_len + 1)`` from a prose stream (:class:`ProseCorpusConfig`), seeded.
+
+    Parameters
+    ----------
+    config : ProseCorpusConfig
+    stream : (n,) int array
+        :func:`prose_stream`'s tokens.
+    eos : int
+        The end-of-text id put between segments with probability ``p_eos``.
+    seed : int
+        Seed of the row order (the mini-suite uses ``10000 + run seed``).
+    """
+
+    def __init__(self, config: ProseCorpusConfig, stream: np.ndarray, eos: int, seed: int):
+        if not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        if stream.ndim != 1 or stream.size < 100:
+            raise ValueError(f"stream must be a 1-D token array of at least 100 tokens, got shape {stream.shape}")
+        self.config, self.stream, self.eos = config, stream, int(eos)
+        self.rng = np.random.default_rng(int(seed))
+        names, weights = zip(*config.mix)
+        self.kinds, self.kind_p = names, np.asarray(weights, dtype=float) / sum(weights)
+
+    def _repeat(self, span: list[int]) -> list[int]:
+        k, r = len(span), int(self.rng.integers(1, 4))
+        return (span * (r + 1))[: k * r + int(self.rng.integers(1, k + 1))]
+
+    def _segment(self, kind: str) -> list[int]:
+        n = self.stream.size
+        if kind == "prose":
+            k = int(self.rng.integers(8, 41))
+            i = int(self.rng.integers(0, n - k))
+            return self.stream[i : i + k].tolist()
+        k = int(self.rng.integers(self.config.span[0], self.config.span[1] + 1))
+        if kind == "reprose":
+            i = int(self.rng.integers(0, n - k))
+            return self._repeat(self.stream[i : i + k].tolist())
+        return self._repeat(self.stream[self.rng.integers(0, n, size=k)].tolist())
+
+    def row(self) -> np.ndarray:
+        """One row of ``seq_len + 1`` token ids."""
+        need = self.config.seq_len + 1
+        out: list[int] = []
+        while len(out) < need:
+            out.extend(self._segment(self.kinds[self.rng.choice(len(self.kinds), p=self.kind_p)]))
+            if self.rng.random() < self.config.p_eos:
+                out.append(self.eos)
+        return np.asarray(out[:need], dtype=np.int64)
+
+    def batch(self, batch_size: int) -> np.ndarray:
+        """``(batch_size, seq_len + 1)`` token ids."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        return np.stack([self.row() for _ in range(batch_size)])  # (B, T+1)
+
     def get_state(self) -> dict:
         return self.rng.bit_generator.state
 

@@ -26,18 +26,20 @@ import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from ..cache import config_key
 from ..progress import progress
-from .corpus import CorpusConfig, CorpusSampler
+from .bpe import BPEConfig, train_bpe
+from .corpus import CorpusConfig, CorpusSampler, ProseCorpusConfig, ProseSampler, prose_stream
 from .suite import INDEX_FILE, INDEX_FORMAT, file_sha256, model_name
 from .tokenizer import VocabConfig, build_tokenizer, build_vocab
 
-__all__ = ["ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "SCALES", "checkpoint_schedule",
-           "train_run", "build_suite", "main"]
+__all__ = ["ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "TINY_BPE_SUITE", "SCALES",
+           "checkpoint_schedule", "suite_data", "train_run", "build_suite", "main"]
 
 
 @dataclass(frozen=True)
@@ -57,14 +59,14 @@ class ModelSize:
         if self.d_model % self.n_head or (self.d_model // self.n_head) % 8:
             raise ValueError(f"d_model/n_head must be a multiple of 8 (rotary dims), got {self.d_model}/{self.n_head}")
 
-    def hf_config(self, vocab_size: int, max_positions: int = 128):
+    def hf_config(self, vocab_size: int, max_positions: int = 128, *, eos: int = 2, pad: int = 0):
         from transformers import GPTNeoXConfig
 
         return GPTNeoXConfig(
             vocab_size=vocab_size, hidden_size=self.d_model, num_hidden_layers=self.n_layer,
             num_attention_heads=self.n_head, intermediate_size=4 * self.d_model, rotary_pct=0.25,
             use_parallel_residual=True, tie_word_embeddings=False, max_position_embeddings=max_positions,
-            bos_token_id=2, eos_token_id=2, pad_token_id=0,
+            bos_token_id=eos, eos_token_id=eos, pad_token_id=pad,
         )
 
 
@@ -114,8 +116,8 @@ class MiniSuiteConfig:
         ModelSize("120k", 3, 48, 3), ModelSize("200k", 3, 64, 4), ModelSize("410k", 3, 96, 4))
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     train: TrainConfig = TrainConfig()
-    corpus: CorpusConfig = CorpusConfig()
-    vocab: VocabConfig = VocabConfig()
+    corpus: CorpusConfig | ProseCorpusConfig = CorpusConfig()
+    vocab: VocabConfig | BPEConfig = VocabConfig()
     checkpoints: tuple[int, ...] = field(default_factory=lambda: checkpoint_schedule(3000, 64, 50))
     data_seed_offset: int = 10000
 
@@ -128,6 +130,9 @@ class MiniSuiteConfig:
         if list(self.checkpoints) != sorted(set(self.checkpoints)) or self.checkpoints[0] != 0 \
                 or self.checkpoints[-1] != self.train.steps:
             raise ValueError(f"checkpoints must increase from 0 to train.steps={self.train.steps}, got {self.checkpoints}")
+        if isinstance(self.vocab, BPEConfig) != isinstance(self.corpus, ProseCorpusConfig):
+            raise ValueError("a BPE vocabulary goes with the prose corpus, a word-level one with the synthetic corpus; "
+                             f"got {type(self.vocab).__name__} with {type(self.corpus).__name__}")
 
     def size(self, name: str) -> ModelSize:
         for s in self.sizes:
@@ -141,10 +146,33 @@ MINISUITE = MiniSuiteConfig()
 #: The CI suite: built inside the chapter in seconds (it need not show emergence).
 TINY_SUITE = MiniSuiteConfig(prefix="tiny", sizes=(ModelSize("30k", 2, 32, 2), ModelSize("60k", 2, 48, 3)), seeds=(0, 1),
                              train=TrainConfig(steps=40, warmup=5), checkpoints=checkpoint_schedule(40, 8, 8))
-SCALES = {"full": MINISUITE, "tiny": TINY_SUITE}
+#: The byte-level BPE suite's code path at test size (prose corpus, a small BPE; learns nothing in 40 steps).
+TINY_BPE_SUITE = MiniSuiteConfig(prefix="tinybpe", sizes=(ModelSize("30k", 2, 32, 2),), seeds=(0, 1),
+                                 train=TrainConfig(steps=40, warmup=5), checkpoints=checkpoint_schedule(40, 8, 8),
+                                 vocab=BPEConfig(vocab_size=512, n_words=20_000),
+                                 corpus=ProseCorpusConfig(n_words=20_000))  # fmt: skip
+SCALES = {"full": MINISUITE, "tiny": TINY_SUITE, "tiny-bpe": TINY_BPE_SUITE}
 
 
 # ------------------------------------------------------------------------------------------------ one run
+@lru_cache(maxsize=2)
+def _bpe_data(vocab: BPEConfig, corpus: ProseCorpusConfig):
+    """The learned BPE and the prose stream it tokenizes (once per process: about a minute for the defaults)."""
+    tok = train_bpe(vocab)
+    return tok, prose_stream(corpus, tok)
+
+
+def suite_data(config: "MiniSuiteConfig", seed: int):
+    """``(tokenizer, sampler, eos id, pad id)`` of one run: the word-level tokenizer with the synthetic corpus, or
+    the byte-level BPE with the prose corpus; the sampler's stream is seeded ``data_seed_offset + seed``."""
+    if isinstance(config.vocab, BPEConfig):
+        tok, stream = _bpe_data(config.vocab, config.corpus)
+        return tok, ProseSampler(config.corpus, stream, tok.eos_token_id, config.data_seed_offset + seed), \
+            tok.eos_token_id, tok.pad_token_id
+    tok = build_tokenizer(config.vocab)
+    return tok, CorpusSampler(config.corpus, build_vocab(config.vocab), config.data_seed_offset + seed), 2, 0
+
+
 def _atomic_torch_save(obj, path: Path) -> None:
     import torch
 
@@ -193,14 +221,12 @@ def train_run(config: MiniSuiteConfig, size: str, seed: int, root: str | Path, *
             bar.update(config.train.steps)
         return summary
     run_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(config.vocab)
-    vocab = build_vocab(config.vocab)
+    tokenizer, sampler, eos, pad = suite_data(config, seed)
     torch.manual_seed(seed)
-    model = GPTNeoXForCausalLM(msize.hf_config(len(vocab.tokens), max(128, config.corpus.seq_len)))
+    model = GPTNeoXForCausalLM(msize.hf_config(len(tokenizer), max(128, config.corpus.seq_len), eos=eos, pad=pad))
     model.config._attn_implementation = "sdpa"
     tc = config.train
     opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=tc.betas, weight_decay=tc.weight_decay)
-    sampler = CorpusSampler(config.corpus, vocab, config.data_seed_offset + seed)
     state_path = run_dir / "_resume.pt"
     step, losses, files, cpu = 0, [], {}, 0.0
     if state_path.is_file():
@@ -272,7 +298,7 @@ def build_suite(config: MiniSuiteConfig, root: str | Path, *, description: str =
     finally:
         bar.close()
     tok_dir = root / "tokenizer"
-    build_tokenizer(config.vocab).save_pretrained(tok_dir)
+    suite_data(config, config.seeds[0])[0].save_pretrained(tok_dir)
     index = {
         "format": INDEX_FORMAT, "prefix": config.prefix, "description": description or f"mini-suite {key}",
         "sizes": [s.name for s in config.sizes], "seeds": list(config.seeds), "steps": list(config.checkpoints),

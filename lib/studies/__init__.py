@@ -10,7 +10,8 @@ Paper A: :mod:`~lib.studies.scan_replicas` (chapter 1's scans on more data sets)
 Paper B: :mod:`~lib.studies.sparsity_study`, :mod:`~lib.studies.context_study`, :mod:`~lib.studies.width_study`,
 :mod:`~lib.studies.emergence_runs` (chapter 6), :mod:`~lib.studies.mixer_tuning`, :mod:`~lib.studies.mixer_comparison`,
 :mod:`~lib.studies.mixer_study` (chapter 7); :mod:`~lib.studies.plateau_calibration` (the linear map's plateau at
-paper B's configuration against the choices the paper leaves open).
+paper B's configuration against the choices the paper leaves open) and :mod:`~lib.studies.plateau_check` (the
+paper-scale default checked at paper B's configuration on fresh seeds).
 """
 
 from .committed import load_or_compute, publish_main
@@ -25,6 +26,7 @@ from .mixer_study import MixerCurves, MixerStudyConfig, load_mixer_study, mixer_
 from .mixer_tuning import MixerTuningConfig, load_mixer_tuning, mean_loss_over_budget, mixer_tuning
 from .plateau_calibration import (ARMS, PlateauCalibration, PlateauCalibrationConfig, load_plateau_calibration,
                                   plateau_calibration)  # fmt: skip
+from .plateau_check import CHECK_SEEDS, PASS_EXITED, load_paper_check, paper_check_config
 from .scan_replicas import ScanReplicas, ScanReplicasConfig, load_scan_replicas, scan_replicas, scan_summary
 from .slim import slim_run
 from .sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
@@ -39,7 +41,8 @@ __all__ = [
     "PRE_CONTROL", "PRE_VARIANTS", "MixerComparisonConfig", "load_mixer_comparison", "mixer_comparison",
     "MixerCurves", "MixerStudyConfig", "load_mixer_study", "mixer_study", "MixerTuningConfig", "load_mixer_tuning",
     "mean_loss_over_budget", "mixer_tuning", "ARMS", "PlateauCalibration", "PlateauCalibrationConfig",
-    "load_plateau_calibration", "plateau_calibration", "ScanReplicas", "ScanReplicasConfig", "load_scan_replicas",
+    "load_plateau_calibration", "plateau_calibration", "CHECK_SEEDS", "PASS_EXITED", "load_paper_check",
+    "paper_check_config", "ScanReplicas", "ScanReplicasConfig", "load_scan_replicas",
     "scan_replicas", "scan_summary", "slim_run", "SparsityStudy", "SparsityStudyConfig", "sparsity_study", "Curves",
     "WidthStudy", "WidthStudyConfig", "load_width_study", "width_study",
 ]  # fmt: skip
