@@ -58,7 +58,34 @@ class CorpusConfig:
             raise ValueError(f"seq_len must be an int >= 16, got {self.seq_len!r}")
 
 
-class CorpusSampler:
+class _SegmentRows:
+    """Rows of ``seq_len + 1`` tokens as seeded draws of segments (``self._segment(kind)``, kinds drawn with
+    ``self.kind_p``) with ``eos`` between segments with probability ``p_eos``; resumable through the generator state."""
+
+    def row(self) -> np.ndarray:
+        """One row of ``seq_len + 1`` token ids."""
+        need = self.config.seq_len + 1
+        out: list[int] = []
+        while len(out) < need:
+            out.extend(self._segment(self.kinds[self.rng.choice(len(self.kinds), p=self.kind_p)]))
+            if self.rng.random() < self.config.p_eos:
+                out.append(self.eos)
+        return np.asarray(out[:need], dtype=np.int64)
+
+    def batch(self, batch_size: int) -> np.ndarray:
+        """``(batch_size, seq_len + 1)`` token ids."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        return np.stack([self.row() for _ in range(batch_size)])  # (B, T+1)
+
+    def get_state(self) -> dict:
+        return self.rng.bit_generator.state
+
+    def set_state(self, state: dict) -> None:
+        self.rng.bit_generator.state = state
+
+
+class CorpusSampler(_SegmentRows):
     """Draws training rows ``(batch, seq_len + 1)`` of token ids from one seeded stream.
 
     Parameters
@@ -122,29 +149,8 @@ class CorpusSampler:
         return [f["when"], a, f["and"], b, f["went"], f["to"], f["the"], place, f[","], a, f["gave"], f["a"], obj,
                 f["to"], b, f["."]]
 
-    def row(self) -> np.ndarray:
-        """One row of ``seq_len + 1`` token ids."""
-        need = self.config.seq_len + 1
-        out: list[int] = []
-        while len(out) < need:
-            kind = self.kinds[self.rng.choice(len(self.kinds), p=self.kind_p)]
-            out.extend(getattr(self, f"_{kind}")())
-            if self.rng.random() < self.config.p_eos:
-                out.append(self.eos)
-        return np.asarray(out[:need], dtype=np.int64)
-
-    def batch(self, batch_size: int) -> np.ndarray:
-        """``(batch_size, seq_len + 1)`` token ids."""
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        return np.stack([self.row() for _ in range(batch_size)])  # (B, T+1)
-
-    # resumability -----------------------------------------------------------------------------------
-    def get_state(self) -> dict:
-        return self.rng.bit_generator.state
-
-    def set_state(self, state: dict) -> None:
-        self.rng.bit_generator.state = state
+    def _segment(self, kind: str) -> list[int]:
+        return getattr(self, f"_{kind}")()
 
 
 # ------------------------------------------------------------------------------------------------ English prose
@@ -202,7 +208,7 @@ def prose_stream(config: ProseCorpusConfig, tokenizer) -> np.ndarray:
     return np.concatenate([np.asarray(r, dtype=np.int64) for r in ids])
 
 
-class ProseSampler:
+class ProseSampler(_SegmentRows):
     """Draws training rows ``(batch, seq_len + 1)`` from a prose stream (:class:`ProseCorpusConfig`), seeded.
 
     Parameters
@@ -241,25 +247,3 @@ class ProseSampler:
             i = int(self.rng.integers(0, n - k))
             return self._repeat(self.stream[i : i + k].tolist())
         return self._repeat(self.stream[self.rng.integers(0, n, size=k)].tolist())
-
-    def row(self) -> np.ndarray:
-        """One row of ``seq_len + 1`` token ids."""
-        need = self.config.seq_len + 1
-        out: list[int] = []
-        while len(out) < need:
-            out.extend(self._segment(self.kinds[self.rng.choice(len(self.kinds), p=self.kind_p)]))
-            if self.rng.random() < self.config.p_eos:
-                out.append(self.eos)
-        return np.asarray(out[:need], dtype=np.int64)
-
-    def batch(self, batch_size: int) -> np.ndarray:
-        """``(batch_size, seq_len + 1)`` token ids."""
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        return np.stack([self.row() for _ in range(batch_size)])  # (B, T+1)
-
-    def get_state(self) -> dict:
-        return self.rng.bit_generator.state
-
-    def set_state(self, state: dict) -> None:
-        self.rng.bit_generator.state = state
