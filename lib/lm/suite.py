@@ -201,7 +201,6 @@ class LocalSuite(Suite):
                                                      dtype=dtype or torch.float32)
         return (model.to(self.device) if self.device is not None else model).eval()
 
-
     def run_losses(self, size: str, seed: int) -> list[float] | None:
         """The run's training losses (from its ``run.json``, when the suite was trained here), else None."""
         path = self.root / self.name(size, seed) / "run.json"
@@ -267,8 +266,7 @@ def check_transformers(version: str | None = None) -> str:
     """The installed transformers version, or a ``RuntimeError`` saying how to install the pinned one.
 
     The patchable attention relies on transformers 5's ``AttentionInterface`` and ``masking_utils``: another major
-    version fails with a message; another 5.x release is accepted (with the pin named in the message of any error
-    raised later by loading).
+    version fails with a message naming the pin; another 5.x release is accepted.
     """
     if version is None:
         import transformers
