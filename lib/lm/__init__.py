@@ -6,7 +6,9 @@ Modules: :mod:`~lib.lm.suite` (sizes × seeds × revisions, hub/local loading), 
 suite written as a hub cache in Pythia's layout, for the hub code offline), :mod:`~lib.lm.english` and
 :mod:`~lib.lm.bpe` (English prose and a byte-level BPE of Pythia's kind learned on it), :mod:`~lib.lm.tokenizer` and
 :mod:`~lib.lm.corpus` (the mini-suite's vocabulary and synthetic corpus), :mod:`~lib.lm.minisuite` (the resumable
-build command), :mod:`~lib.lm.prompts`, :mod:`~lib.lm.emergence`, :mod:`~lib.lm.patching`, :mod:`~lib.lm.analysis`
+build command), :mod:`~lib.lm.prompts`, :mod:`~lib.lm.emergence`, :mod:`~lib.lm.onset` (emergence and abruptness on
+p(target), with bisection's bracket verified), :mod:`~lib.lm.patching`, :mod:`~lib.lm.patch_stats` (held-out head
+ranking, capped K, recovery with its interval and guard), :mod:`~lib.lm.analysis`
 (everything chapter 5 plots), :mod:`~lib.lm.heads` (previous-token and induction scores) and :mod:`~lib.lm.results` (the committed results).
 """
 
@@ -38,6 +40,8 @@ from .patching import (
     target_probs,
     topk_masks,
 )
+from .onset import THETA, bisect_onset, max_rise, onset_agreement, ramp_rise, rise_null, smooth, stable_onset
+from .patch_stats import MIN_GAIN, Recovery, capped_ks, rank_heads, recovery, split_prompts
 from .prompts import PAPER_EXAMPLE, TASK_TITLES, TASKS, PromptSet, make_prompts, prompt_set
 from .results import PAIR_DIR, REGENERATE, analyze_suite, choose_pair, committed_config, load_analysis
 from .suite import (
@@ -68,10 +72,12 @@ __all__ = [
     "TASKS", "TASK_TITLES", "PAPER_EXAMPLE", "PromptSet", "make_prompts", "prompt_set",
     # emergence
     "first_stable_solved", "bisect_first_solved", "BisectResult", "bisect_emergence", "monotonicity",
-    "emergence_steps", "seed_emergence", "abruptness",
+    "emergence_steps", "seed_emergence", "abruptness", "THETA", "smooth", "stable_onset", "bisect_onset",
+    "onset_agreement", "max_rise", "ramp_rise", "rise_null",
     # patching
     "register_patchable", "make_patchable", "record_patterns", "patched_last_logits", "all_single_head_logits",
     "single_head_masks", "topk_masks", "target_probs", "PatchResult", "patch_heads", "head_scores",
+    "MIN_GAIN", "split_prompts", "rank_heads", "capped_ks", "Recovery", "recovery",
     # analysis and committed results
     "AnalysisConfig", "SuiteAnalysis", "RunPatch", "evaluate_prompts", "analyze_suite", "load_analysis",
     "committed_config", "choose_pair", "PAIR_DIR", "REGENERATE",
