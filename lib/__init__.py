@@ -60,12 +60,13 @@ from .studies import (PRE_VARIANTS, ContextStudyConfig, EmergenceRunsConfig, Mix
                       load_emergence_runs, load_mixer_comparison, load_mixer_study, load_mixer_tuning, load_width_study,
                       mean_loss_over_budget, plateau_exponent, sparsity_study)  # fmt: skip
 from .studies import PlateauCalibrationConfig, load_plateau_calibration  # the linear map's plateau per open choice
+from .studies import PASS_EXITED, load_paper_check  # the paper-scale default checked at paper B's configuration
 
 __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load_context_study", "bias_ratio",
             "growth_per_doubling", "plateau_exponent", "WidthStudyConfig", "load_width_study", "EmergenceRunsConfig",
             "load_emergence_runs", "MixerStudyConfig", "load_mixer_study", "load_mixer_tuning",
             "mean_loss_over_budget", "MixerComparisonConfig", "load_mixer_comparison", "PRE_VARIANTS",
-            "PlateauCalibrationConfig", "load_plateau_calibration"]  # fmt: skip
+            "PlateauCalibrationConfig", "load_plateau_calibration", "load_paper_check", "PASS_EXITED"]  # fmt: skip
 
 # measures read off training curves, and intervals over seeds (seed indices as arguments, for the bootstrap)
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
