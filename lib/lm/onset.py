@@ -22,10 +22,11 @@ Everything takes ``(P, n)`` tables: P prompts (or runs) by n checkpoints in trai
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
+
+from .emergence import BisectResult
 
 __all__ = ["THETA", "smooth", "stable_onset", "OnsetBisect", "bisect_onset", "onset_agreement", "max_rise",
            "ramp_rise", "rise_null"]
@@ -79,8 +80,7 @@ def stable_onset(p, theta: float = THETA, window: int = 3) -> np.ndarray:
     return np.where(s[:, -1], below + 1, n).astype(np.int64)
 
 
-@dataclass
-class OnsetBisect:
+class OnsetBisect(BisectResult):
     """Bisection on ``p >= theta`` for P prompts over n checkpoints.
 
     Attributes
@@ -92,15 +92,9 @@ class OnsetBisect:
         are at or above (never-solvers count as verified: the last checkpoint was evaluated).
     evaluated : dict
         ``{checkpoint index: (P,) p}`` for every checkpoint the search (and its verification) loaded, once each.
+
+    The fields (and ``n_evaluations``) are those of :class:`lib.lm.emergence.BisectResult`, read on p.
     """
-
-    index: np.ndarray
-    verified: np.ndarray
-    evaluated: dict
-
-    @property
-    def n_evaluations(self) -> int:
-        return len(self.evaluated)
 
 
 def bisect_onset(evaluate: Callable[[int], np.ndarray], n: int, theta: float = THETA, verify: int = 2) -> OnsetBisect:
