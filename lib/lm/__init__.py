@@ -9,7 +9,8 @@ suite written as a hub cache in Pythia's layout, for the hub code offline), :mod
 build command), :mod:`~lib.lm.prompts`, :mod:`~lib.lm.emergence`, :mod:`~lib.lm.onset` (emergence and abruptness on
 p(target), with bisection's bracket verified), :mod:`~lib.lm.patching`, :mod:`~lib.lm.patch_stats` (held-out head
 ranking, capped K, recovery with its interval and guard), :mod:`~lib.lm.analysis`
-(everything chapter 5 plots), :mod:`~lib.lm.heads` (previous-token and induction scores) and :mod:`~lib.lm.results` (the committed results).
+(everything chapter 5 plots), :mod:`~lib.lm.tasks` (the four tasks built one way for every byte-level BPE),
+:mod:`~lib.lm.study` and :mod:`~lib.lm.study_results` (the per-run analysis of a BPE suite or the hub, cached per run), :mod:`~lib.lm.heads` (previous-token and induction scores) and :mod:`~lib.lm.results` (the committed results).
 """
 
 from .analysis import AnalysisConfig, RunPatch, SuiteAnalysis, evaluate_prompts
@@ -27,7 +28,7 @@ from .emergence import (
 from .bpe import BPEConfig, train_bpe
 from .heads import head_scores
 from .hubcache import write_hub_cache
-from .minisuite import MINISUITE, SCALES, TINY_SUITE, MiniSuiteConfig, ModelSize, TrainConfig, build_suite, checkpoint_schedule
+from .minisuite import BPE_SUITE, MINISUITE, SCALES, TINY_SUITE, MiniSuiteConfig, ModelSize, TrainConfig, build_suite, checkpoint_schedule
 from .patching import (
     PatchResult,
     all_single_head_logits,
@@ -42,6 +43,9 @@ from .patching import (
 )
 from .onset import THETA, bisect_onset, max_rise, onset_agreement, ramp_rise, rise_null, smooth, stable_onset
 from .patch_stats import MIN_GAIN, Recovery, capped_ks, rank_heads, recovery, split_prompts
+from .study import RunKey, RunResult, StudyConfig, analyze_run, run_key
+from .study_results import study_run, study_suite
+from .tasks import build_prompts, task_pools
 from .prompts import PAPER_EXAMPLE, TASK_TITLES, TASKS, PromptSet, make_prompts, prompt_set
 from .results import PAIR_DIR, REGENERATE, analyze_suite, choose_pair, committed_config, load_analysis
 from .suite import (
@@ -66,10 +70,10 @@ __all__ = [
     "PYTHIA_SIZES", "pythia_steps", "hub_offline", "hub_cache_dir", "check_transformers", "write_hub_cache",
     # the mini-suite
     "VocabConfig", "build_vocab", "build_tokenizer", "single_token_id", "BPEConfig", "train_bpe", "CorpusConfig", "CorpusSampler",
-    "ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "SCALES", "checkpoint_schedule",
+    "ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "BPE_SUITE", "SCALES", "checkpoint_schedule",
     "build_suite",
     # tasks
-    "TASKS", "TASK_TITLES", "PAPER_EXAMPLE", "PromptSet", "make_prompts", "prompt_set",
+    "TASKS", "TASK_TITLES", "PAPER_EXAMPLE", "PromptSet", "make_prompts", "prompt_set", "build_prompts", "task_pools",
     # emergence
     "first_stable_solved", "bisect_first_solved", "BisectResult", "bisect_emergence", "monotonicity",
     "emergence_steps", "seed_emergence", "abruptness", "THETA", "smooth", "stable_onset", "bisect_onset",
@@ -81,4 +85,6 @@ __all__ = [
     # analysis and committed results
     "AnalysisConfig", "SuiteAnalysis", "RunPatch", "evaluate_prompts", "analyze_suite", "load_analysis",
     "committed_config", "choose_pair", "PAIR_DIR", "REGENERATE",
+    # the per-run study (BPE suites and the hub)
+    "StudyConfig", "RunKey", "RunResult", "run_key", "analyze_run", "study_run", "study_suite",
 ]

@@ -22,7 +22,8 @@ import numpy as np
 
 from .tokenizer import Vocab
 
-__all__ = ["CorpusConfig", "CorpusSampler", "SEGMENTS", "PROSE_SEGMENTS", "ProseCorpusConfig", "prose_stream", "ProseSampler"]
+__all__ = ["CorpusConfig", "CorpusSampler", "SEGMENTS", "PROSE_SEGMENTS", "ProseCorpusConfig", "prose_stream", "ProseSampler",
+           "RANDREP_POOLS", "randrep_pool"]
 
 SEGMENTS = ("zipf", "randrep", "digits", "pattern", "ioi")
 
@@ -165,12 +166,18 @@ class ProseCorpusConfig:
     * ``prose``: a contiguous span of 8-40 tokens of the stream (background text);
     * ``reprose``: a contiguous span of ``span`` tokens repeated 1-3 times, the last copy partial (a phrase that
       recurs, as names and phrases recur in real text);
-    * ``randrep``: ``span`` tokens drawn independently from the stream (English's token frequencies, so digits
-      appear only at their rate in prose) and repeated the same way: the next token of a repeat is predictable only
-      by looking back (induction).
+    * ``randrep``: ``span`` tokens drawn independently and repeated the same way: the next token of a repeat is
+      predictable only by looking back (induction). ``randrep_pool="stream"`` draws them from the stream (English's
+      token frequencies, so digits appear only at their rate in prose); ``"words"`` draws each uniformly, with
+      probability ``word_share`` from the single-token whole English words of the ``"corpus"`` half
+      (:func:`lib.lm.english.word_half`) and otherwise from the single-token digits and capital letters
+      (:func:`randrep_pool`). Uniform draws over a few hundred tokens are what makes induction form within a CPU
+      budget (a stream draw is mostly the few most frequent tokens, predictable without looking back).
 
-    The digit-string, word-list, letter-pattern and IOI formats of :mod:`lib.lm.prompts` are not generated; the
-    stream is the same for every run (``text_seed``), and a run's seed sets which rows it sees, as in PolyPythias.
+    The digit-string, word-list, letter-pattern and IOI formats of :mod:`lib.lm.prompts` are not generated: no
+    segment repeats a span of digits only, of distinct words, or a period of three letters on purpose, and the words
+    of the word-list prompts (the ``"prompts"`` half) occur only inside prose. The stream is the same for every run
+    (``text_seed``), and a run's seed sets which rows it sees, as in PolyPythias.
     """
 
     mix: tuple[tuple[str, float], ...] = (("prose", 0.5), ("reprose", 0.0), ("randrep", 0.5))
@@ -179,6 +186,8 @@ class ProseCorpusConfig:
     span: tuple[int, int] = (6, 16)
     p_eos: float = 0.08
     seq_len: int = 64
+    randrep_pool: str = "stream"
+    word_share: float = 0.7
 
     def __post_init__(self):
         names = [m[0] for m in self.mix]
@@ -195,6 +204,31 @@ class ProseCorpusConfig:
             raise ValueError(f"p_eos must be in [0, 1), got {self.p_eos}")
         if not isinstance(self.seq_len, int) or self.seq_len < 16:
             raise ValueError(f"seq_len must be an int >= 16, got {self.seq_len!r}")
+        if self.randrep_pool not in RANDREP_POOLS:
+            raise ValueError(f"randrep_pool must be one of {RANDREP_POOLS}, got {self.randrep_pool!r}")
+        if not 0 <= self.word_share <= 1:
+            raise ValueError(f"word_share must be in [0, 1], got {self.word_share}")
+
+
+RANDREP_POOLS = ("stream", "words")
+
+
+def randrep_pool(tokenizer) -> tuple[np.ndarray, np.ndarray]:
+    """The ``"words"`` pool of ``randrep`` spans for a byte-level BPE: ``(word ids, symbol ids)``.
+
+    Word ids: ``" word"`` for each whole English word (:func:`lib.lm.english.english_words`) of the ``"corpus"``
+    half that is one token; symbol ids: ``" 0"``-``" 9"`` and ``" A"``-``" Z"`` where one token. ``ValueError``
+    when either is empty.
+    """
+    from .english import english_words, word_half
+
+    vocab = tokenizer.get_vocab()
+    words = [vocab["Ġ" + w] for w in english_words() if word_half(w) == "corpus" and "Ġ" + w in vocab]
+    symbols = [vocab["Ġ" + c] for c in "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ" if "Ġ" + c in vocab]
+    if not words or not symbols:
+        raise ValueError(f"the tokenizer has {len(words)} single-token corpus words and {len(symbols)} single-token "
+                         "digits/capitals; the 'words' pool needs both")
+    return np.asarray(words, dtype=np.int64), np.asarray(symbols, dtype=np.int64)
 
 
 def prose_stream(config: ProseCorpusConfig, tokenizer) -> np.ndarray:
@@ -220,14 +254,19 @@ class ProseSampler(_SegmentRows):
         The end-of-text id put between segments with probability ``p_eos``.
     seed : int
         Seed of the row order (the mini-suite uses ``10000 + run seed``).
+    pool : (word ids, symbol ids), optional
+        :func:`randrep_pool`'s ids; required when ``config.randrep_pool == "words"``.
     """
 
-    def __init__(self, config: ProseCorpusConfig, stream: np.ndarray, eos: int, seed: int):
+    def __init__(self, config: ProseCorpusConfig, stream: np.ndarray, eos: int, seed: int, pool=None):
         if not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         if stream.ndim != 1 or stream.size < 100:
             raise ValueError(f"stream must be a 1-D token array of at least 100 tokens, got shape {stream.shape}")
+        if (config.randrep_pool == "words") != (pool is not None):
+            raise ValueError("pass pool=(word ids, symbol ids) exactly when config.randrep_pool == 'words'")
         self.config, self.stream, self.eos = config, stream, int(eos)
+        self.pool = None if pool is None else tuple(np.asarray(p, dtype=np.int64) for p in pool)
         self.rng = np.random.default_rng(int(seed))
         names, weights = zip(*config.mix)
         self.kinds, self.kind_p = names, np.asarray(weights, dtype=float) / sum(weights)
@@ -246,4 +285,9 @@ class ProseSampler(_SegmentRows):
         if kind == "reprose":
             i = int(self.rng.integers(0, n - k))
             return self._repeat(self.stream[i : i + k].tolist())
-        return self._repeat(self.stream[self.rng.integers(0, n, size=k)].tolist())
+        if self.pool is None:
+            return self._repeat(self.stream[self.rng.integers(0, n, size=k)].tolist())
+        words, symbols = self.pool
+        from_words = self.rng.random(k) < self.config.word_share  # (k,) which positions draw a word
+        span = np.where(from_words, self.rng.choice(words, size=k), self.rng.choice(symbols, size=k))
+        return self._repeat(span.tolist())

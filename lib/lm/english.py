@@ -11,13 +11,14 @@ the text has English's word frequencies, spelling and short-range order, though 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import lru_cache
 from importlib import resources
 
 import numpy as np
 
-__all__ = ["TrigramChain", "load_chain", "sample_words", "sample_text"]
+__all__ = ["TrigramChain", "load_chain", "sample_words", "sample_text", "english_words", "word_half", "WORD_HALVES"]
 
 
 class TrigramChain:
@@ -80,3 +81,25 @@ def sample_words(n: int, rng: np.random.Generator, chain: TrigramChain | None = 
 def sample_text(n_words: int, seed: int) -> str:
     """``n_words`` words of prose from seed ``seed``, joined by spaces."""
     return " ".join(sample_words(n_words, np.random.default_rng(seed)))
+
+
+#: The two halves of the English word list (:func:`word_half`): words of repeated random spans in the mini-suite's
+#: corpus, and words kept for the in-context-repetition prompts (seen in training only inside prose).
+WORD_HALVES = ("corpus", "prompts")
+
+
+@lru_cache(maxsize=4)
+def english_words(min_len: int = 4, max_len: int = 8) -> tuple[str, ...]:
+    """The chain's lower-case ASCII words of ``min_len``-``max_len`` letters, sorted (whole English words, the
+    pools of every word task, for any tokenizer)."""
+    if not (isinstance(min_len, int) and isinstance(max_len, int) and 1 <= min_len <= max_len):
+        raise ValueError(f"need ints 1 <= min_len <= max_len, got {min_len!r}, {max_len!r}")
+    chain = load_chain()
+    vocab = set(chain.left) | set(chain.right) | set(chain.next_word)
+    return tuple(sorted(w for w in vocab if w.isascii() and w.isalpha() and w.islower() and min_len <= len(w) <= max_len))
+
+
+def word_half(word: str) -> str:
+    """Which of :data:`WORD_HALVES` a word belongs to: the parity of its sha256's first byte (fixed for every
+    word and tokenizer, independent of any seed, so a prompt's words never depend on a corpus's config)."""
+    return WORD_HALVES[hashlib.sha256(word.encode()).digest()[0] & 1]

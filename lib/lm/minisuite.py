@@ -34,11 +34,11 @@ import numpy as np
 from ..cache import config_key
 from ..progress import progress
 from .bpe import BPEConfig, train_bpe
-from .corpus import CorpusConfig, CorpusSampler, ProseCorpusConfig, ProseSampler, prose_stream
+from .corpus import CorpusConfig, CorpusSampler, ProseCorpusConfig, ProseSampler, prose_stream, randrep_pool
 from .suite import INDEX_FILE, INDEX_FORMAT, file_sha256, model_name
 from .tokenizer import VocabConfig, build_tokenizer, build_vocab
 
-__all__ = ["ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "TINY_BPE_SUITE", "SCALES",
+__all__ = ["ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "TINY_BPE_SUITE", "BPE_SUITE", "SCALES",
            "checkpoint_schedule", "suite_data", "train_run", "build_suite", "main"]
 
 
@@ -151,7 +151,18 @@ TINY_BPE_SUITE = MiniSuiteConfig(prefix="tinybpe", sizes=(ModelSize("30k", 2, 32
                                  train=TrainConfig(steps=40, warmup=5), checkpoints=checkpoint_schedule(40, 8, 8),
                                  vocab=BPEConfig(vocab_size=512, n_words=20_000),
                                  corpus=ProseCorpusConfig(n_words=20_000))  # fmt: skip
-SCALES = {"full": MINISUITE, "tiny": TINY_SUITE, "tiny-bpe": TINY_BPE_SUITE}
+#: The byte-level BPE suite of issue 14 (not built yet): 4 sizes spanning 10x in parameters x 10 seeds (PolyPythias
+#: has 10), BPE 2048 on English prose, repeated random spans of single-token corpus-half words, digits and capitals
+#: (``randrep_pool="words"``), 4000 steps: chosen from one uncommitted feasibility run of the 3-layer, width-64 size,
+#: in which string repetition and induction over corpus-half words formed within the first half of training while
+#: induction over the held-out (prompt-half) words did not. No number of this suite is in the book until it is built
+#: and analysed (``build --scale bpe``, then ``analyze --scale bpe``: :func:`lib.lm.study_results.study_suite`).
+BPE_SUITE = MiniSuiteConfig(prefix="bpe", sizes=(ModelSize("160k", 2, 32, 2), ModelSize("410k", 3, 64, 4),
+                                                 ModelSize("840k", 4, 96, 4), ModelSize("1.6m", 4, 144, 6)),
+                            seeds=tuple(range(10)), train=TrainConfig(steps=4000),
+                            checkpoints=checkpoint_schedule(4000, 64, 100), vocab=BPEConfig(vocab_size=2048),
+                            corpus=ProseCorpusConfig(randrep_pool="words"))  # fmt: skip
+SCALES = {"full": MINISUITE, "tiny": TINY_SUITE, "tiny-bpe": TINY_BPE_SUITE, "bpe": BPE_SUITE}
 
 
 # ------------------------------------------------------------------------------------------------ one run
@@ -167,7 +178,8 @@ def suite_data(config: "MiniSuiteConfig", seed: int):
     the byte-level BPE with the prose corpus; the sampler's stream is seeded ``data_seed_offset + seed``."""
     if isinstance(config.vocab, BPEConfig):
         tok, stream = _bpe_data(config.vocab, config.corpus)
-        return tok, ProseSampler(config.corpus, stream, tok.eos_token_id, config.data_seed_offset + seed), \
+        pool = randrep_pool(tok) if config.corpus.randrep_pool == "words" else None
+        return tok, ProseSampler(config.corpus, stream, tok.eos_token_id, config.data_seed_offset + seed, pool), \
             tok.eos_token_id, tok.pad_token_id
     tok = build_tokenizer(config.vocab)
     return tok, CorpusSampler(config.corpus, build_vocab(config.vocab), config.data_seed_offset + seed), 2, 0
@@ -332,6 +344,15 @@ def main(argv=None) -> None:
     if args.command == "build":
         path = build_suite(config, root)
         print(f"suite index: {path}")
+    elif isinstance(config.vocab, BPEConfig):
+        from .study import StudyConfig
+        from .study_results import study_suite
+        from .suite import LocalSuite
+
+        if args.publish:
+            raise SystemExit("publishing the BPE suite's analysis is not wired yet (issue 14); analyse without --publish")
+        results = study_suite(StudyConfig(), LocalSuite(root))
+        print(f"analysed {len(results)} runs of {root} (cached per run)")
     else:
         from .results import run_analysis_command
 
