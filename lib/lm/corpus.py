@@ -221,10 +221,14 @@ def randrep_pool(tokenizer) -> tuple[np.ndarray, np.ndarray]:
     when either is empty.
     """
     from .english import english_words, word_half
+    from .tasks import single_tokens  # the prompts' own test of "one token", so pool and prompts agree
 
-    vocab = tokenizer.get_vocab()
-    words = [vocab["Ġ" + w] for w in english_words() if word_half(w) == "corpus" and "Ġ" + w in vocab]
-    symbols = [vocab["Ġ" + c] for c in "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ" if "Ġ" + c in vocab]
+    def ids(items) -> list[int]:
+        kept = single_tokens(tokenizer, items)
+        return [r[0] for r in tokenizer([" " + w for w in kept], add_special_tokens=False)["input_ids"]] if kept else []
+
+    words = ids([w for w in english_words() if word_half(w) == "corpus"])
+    symbols = ids(list("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
     if not words or not symbols:
         raise ValueError(f"the tokenizer has {len(words)} single-token corpus words and {len(symbols)} single-token "
                          "digits/capitals; the 'words' pool needs both")
