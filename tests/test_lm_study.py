@@ -44,11 +44,13 @@ def test_every_task_builds_on_a_bpe_learned_on_english_with_leading_spaces_and_w
         if task != "ioi":
             assert s.input_ids.shape[1] == len(s.prompts[0].split())
     assert build_prompts("rep", tok, 2).prompts[0] == " 0 7 3 1 2 0 2 3 0 7 3 1 2 0 2"  # paper B's example
-    icr = build_prompts("icr", tok, 32)
-    words = {w for p in icr.prompts for w in p.split()}
-    assert words <= english and all(word_half(w) == "prompts" for w in words)
     corpus_ids = set(randrep_pool(tok)[0].tolist())
-    assert not corpus_ids & {vocab["Ġ" + w] for w in words}  # icr words are never in the corpus's repeated spans
+    seen = {w for p in build_prompts("icr", tok, 32).prompts for w in p.split()}
+    held = {w for p in build_prompts("icr_held", tok, 32).prompts for w in p.split()}
+    assert seen <= english and all(word_half(w) == "corpus" for w in seen)
+    assert held <= english and all(word_half(w) == "prompts" for w in held)
+    assert {vocab["Ġ" + w] for w in seen} <= corpus_ids  # icr: words the corpus repeats in its random spans
+    assert not corpus_ids & {vocab["Ġ" + w] for w in held}  # icr_held: words it never repeats
     assert all("Ġ" + c in vocab for c in pools["capitals"]) and len(pools["digits"]) == 10
     assert len(pools["names"]) >= 2 and pools["places"] and pools["objects"]
     with pytest.raises(ValueError, match="task must be one of"):
@@ -85,14 +87,14 @@ def test_the_emergence_pair_spans_the_window_and_the_control_pair_holds_no_emerg
     assert control_pair(np.arange(10), 10, 2) is None
 
 
-def test_the_run_analysis_patches_with_held_out_ranking_capped_k_and_a_control_pair(suite):
+def test_the_run_analysis_patches_with_held_out_ranking_capped_k_and_a_control_pair(suite, tmp_path):
     # 40 steps solve nothing; a threshold between the rep prompts' p at step 0 and at the end (read off a first pass)
     # makes them "emerge", to exercise the patching path
     first = analyze_run(run_key(StudyConfig(n_prompts=8), suite, "30k", 1), suite)
     p = first.p_target[TASKS.index("rep")]  # (P, C)
     assert np.median(p[:, -1]) > p[:, 0].max()  # digits are frequent in the repeated spans: learned within 40 steps
     study = StudyConfig(n_prompts=8, theta=float(0.5 * (p[:, 0].max() + np.median(p[:, -1]))), ks=(1, 2, 16),
-                        random_draws=3, patch_task="rep")
+                        random_draws=3, patch_tasks=("rep",))
     key = run_key(study, suite, "30k", 1)
     r = analyze_run(key, suite)
     T, P, C = len(TASKS), 8, len(suite.steps)
@@ -100,8 +102,9 @@ def test_the_run_analysis_patches_with_held_out_ranking_capped_k_and_a_control_p
     assert r.onset.shape == (T, P) and r.onset.min() >= 0 and r.onset.max() <= C
     assert set(r.agreement) == set(TASKS) and 0 <= r.agreement["icr"]["agree"] <= 1
     assert np.all(r.rise >= 0) and np.all(r.ramp >= 0) and r.width == suite.steps[-1] - suite.steps[-2]
-    patch = r.patch
-    assert patch is not None, r.patch_note
+    assert set(r.patches) == {"rep"}
+    patch = r.patches["rep"]
+    assert patch is not None, r.notes
     assert patch.ks == (1, 2, 4)  # K = 16 capped at the model's 4 heads
     assert sorted(np.concatenate([patch.rank, patch.held]).tolist()) == list(range(P))
     assert not set(patch.rank) & set(patch.held)
@@ -116,9 +119,21 @@ def test_the_run_analysis_patches_with_held_out_ranking_capped_k_and_a_control_p
     assert patch.denoising(2).n == len(patch.held) and patch.noising(2).n == len(patch.held)
     # deterministic, and a key of another run is refused
     again = analyze_run(key, suite)
-    assert np.array_equal(again.p_target, r.p_target, equal_nan=True) and np.array_equal(again.patch.p_topk, patch.p_topk)
+    assert np.array_equal(again.p_target, r.p_target, equal_nan=True) and np.array_equal(again.patches["rep"].p_topk, patch.p_topk)
     with pytest.raises(ValueError, match="does not match"):
         analyze_run(run_key(study, suite, "30k", 0).__class__(**{**key.__dict__, "digest": "x"}), suite)
+    # the chapter's live pair: the two checkpoints exported, patched again from them, give the committed numbers
+    from lib.lm.study_report import study_table
+    from lib.lm.study_results import export_study_pair, live_patch, pair_run
+
+    table = study_table([r], suite)
+    assert pair_run(table) is r
+    export_study_pair(suite, table, "make it", out=tmp_path / "pair", data_dir=tmp_path)
+    pair = LocalSuite(tmp_path / "pair")
+    assert pair.steps == patch.pair and (tmp_path / "manifest.json").is_file()
+    live = live_patch(pair, r)
+    assert np.allclose(live.p_topk, patch.p_topk, atol=1e-6) and np.allclose(live.p_head, patch.p_head, atol=1e-6)
+    assert np.allclose(live.p_old, patch.p_old, atol=1e-6)
 
 
 def test_bisect_mode_lands_where_the_scan_bisects_on_the_checkpoints_it_reads(suite):
@@ -180,6 +195,35 @@ def test_each_run_is_one_cache_entry_and_a_second_pass_reads_them(suite, tmp_pat
     assert len(list((tmp_path / "cache").rglob("*.pkl"))) == 2
     again = study_suite(study, suite, cache=cache, seeds=(1,))
     assert np.array_equal(again[0].p_target, first[1].p_target)
+
+
+def test_a_suite_built_in_shards_is_published_run_by_run_and_read_back_without_its_checkpoints(tmp_path):
+    from lib.cache import Cache
+    from lib.lm.study_results import committed_runs, publish_runs, study_run
+
+    root, data = tmp_path / "suite", tmp_path / "data"
+    cache = Cache(tmp_path / "cache", data_dir=data, enabled=True)
+    study = StudyConfig(n_prompts=8, ks=(1,), random_draws=2)
+    build_suite(SUITE, root, seeds=(1,))  # a first session's shard
+    part = LocalSuite(root)
+    assert part.built == [("30k", 1)] and not part.complete and part.files.keys() == {"tinystudy-30k-seed1"}
+    with pytest.raises(ValueError, match="not in the suite index"):
+        run_key(study, part, "30k", 0)
+    publish_runs(study, part, "make it", data_dir=data, cache=cache)
+    assert LocalSuite(data / "lm" / "tinystudysuite", verify=False).built == [("30k", 1)]
+    build_suite(SUITE, root, seeds=(0,))  # the next session's
+    whole = LocalSuite(root)
+    assert whole.complete and whole.built == [("30k", 0), ("30k", 1)]
+    publish_runs(study, whole, "make it", seeds=(0,), data_dir=data, cache=cache)
+    committed, results = committed_runs(study, root=data / "lm" / "tinystudysuite",
+                                        cache=Cache(tmp_path / "empty", data_dir=data, enabled=True))
+    assert committed.built == [("30k", 0), ("30k", 1)] and [r.key.seed for r in results] == [0, 1]
+    assert committed.meta["complete"] and set(committed.meta["cpu_seconds"]) == set(whole.files)
+    fresh = study_run(run_key(study, whole, "30k", 1), whole, cache=False)
+    assert np.array_equal(fresh.p_target, results[1].p_target)  # the committed entry is what the run computes
+    with pytest.raises(FileNotFoundError, match="regenerate"):
+        committed_runs(StudyConfig(n_prompts=9), root=data / "lm" / "tinystudysuite",
+                       cache=Cache(tmp_path / "empty", data_dir=data, enabled=True))
 
 
 def test_the_bpe_suite_spans_ten_times_in_parameters_with_ten_seeds():

@@ -156,19 +156,18 @@ def write_hub_cache(suite: LocalSuite, cache_dir: str | Path, *, org: str = "att
     cache = Path(cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     repo_ids = []
-    for size in suite.sizes:
-        for seed in suite.seeds:
-            repo_id = f"{org}/{suite.name(size, seed)}"
-            repo = cache / repo_folder(repo_id)
-            last = None
-            for st in steps:
-                last = _write_snapshot(repo, repo_id, suite.revision(st),
-                                       _revision_files(suite.verify_checkpoint(size, seed, st)))
-            if seed == 0:  # the original run's main is its final checkpoint (Pythia's)
-                (repo / "refs" / "main").write_text(last)
-            else:  # PolyPythia seed repos: main holds only .gitattributes
-                _write_snapshot(repo, repo_id, "main", {".gitattributes": GITATTRIBUTES.encode()})
-            repo_ids.append(repo_id)
+    for size, seed in sorted(suite.built, key=lambda r: (suite.sizes.index(r[0]), r[1])):  # finished runs
+        repo_id = f"{org}/{suite.name(size, seed)}"
+        repo = cache / repo_folder(repo_id)
+        last = None
+        for st in steps:
+            last = _write_snapshot(repo, repo_id, suite.revision(st),
+                                   _revision_files(suite.verify_checkpoint(size, seed, st)))
+        if seed == 0:  # the original run's main is its final checkpoint (Pythia's)
+            (repo / "refs" / "main").write_text(last)
+        else:  # PolyPythia seed repos: main holds only .gitattributes
+            _write_snapshot(repo, repo_id, "main", {".gitattributes": GITATTRIBUTES.encode()})
+        repo_ids.append(repo_id)
     return repo_ids
 
 

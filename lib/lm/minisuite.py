@@ -289,8 +289,15 @@ def train_run(config: MiniSuiteConfig, size: str, seed: int, root: str | Path, *
     return summary
 
 
-def build_suite(config: MiniSuiteConfig, root: str | Path, *, description: str = "") -> Path:
-    """Train every run of ``config`` into ``root`` (resumable) and write the index ``suite.json``; return it."""
+def build_suite(config: MiniSuiteConfig, root: str | Path, *, description: str = "", sizes=None,
+                seeds=None) -> Path:
+    """Train the runs of ``config`` into ``root`` (resumable) and write the index ``suite.json``; return its path.
+
+    ``sizes`` and ``seeds`` (default: all of the suite's) train a shard only, seeds outermost, so that a suite too
+    large for one session is built, and analysed run by run, over several. The index always lists every finished
+    run of ``root`` (``meta["complete"]`` says whether that is all of them); :class:`lib.lm.suite.LocalSuite` opens a
+    partial suite and serves its finished runs (:attr:`~lib.lm.suite.LocalSuite.built`).
+    """
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -299,28 +306,33 @@ def build_suite(config: MiniSuiteConfig, root: str | Path, *, description: str =
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     key = config_key(config)
-    runs = [(size.name, seed) for seed in config.seeds for size in config.sizes]
-    bar = progress(total=len(runs) * config.train.steps, desc=f"mini-suite {config.prefix}", unit="step",
+    shard = [(config.size(sz).name, sd) for sd in (config.seeds if seeds is None else seeds)
+             for sz in (sizes or [s.name for s in config.sizes])]
+    bar = progress(total=len(shard) * config.train.steps, desc=f"mini-suite {config.prefix}", unit="step",
                    leave=True, mininterval=2.0)
-    summaries = {}
     try:
-        for size, seed in runs:
+        for size, seed in shard:
             bar.set_postfix_str(f"{size} seed {seed}")
-            summaries[(size, seed)] = train_run(config, size, seed, root, bar=bar)
+            train_run(config, size, seed, root, bar=bar)
     finally:
         bar.close()
+    runs = [(size.name, seed) for seed in config.seeds for size in config.sizes]
+    # finished runs (this shard's and earlier ones'), read back from their run.json
+    summaries = {r: train_run(config, *r, root) for r in runs
+                 if (root / model_name(config.prefix, *r) / "run.json").is_file()}
     tok_dir = root / "tokenizer"
     suite_data(config, config.seeds[0])[0].save_pretrained(tok_dir)
+    names = {r: model_name(config.prefix, *r) for r in summaries}
+    n_params = {sz: next(v["n_params"] for (s, _), v in summaries.items() if s == sz)
+                for sz in {s for s, _ in summaries}}
     index = {
         "format": INDEX_FORMAT, "prefix": config.prefix, "description": description or f"mini-suite {key}",
         "sizes": [s.name for s in config.sizes], "seeds": list(config.seeds), "steps": list(config.checkpoints),
-        "size_info": {s.name: {**asdict(s), "n_params": summaries[(s.name, config.seeds[0])]["n_params"]}
-                      for s in config.sizes},
-        "files": {model_name(config.prefix, sz, sd): summaries[(sz, sd)]["files"] for sz, sd in runs},
-        "meta": {"config_key": key, "cpu_seconds": {model_name(config.prefix, sz, sd): summaries[(sz, sd)]["cpu_seconds"]
-                                                    for sz, sd in runs},
-                 "final_loss": {model_name(config.prefix, sz, sd): float(np.mean(summaries[(sz, sd)]["losses"][-50:]))
-                                for sz, sd in runs}},
+        "size_info": {s.name: {**asdict(s), "n_params": n_params.get(s.name)} for s in config.sizes},
+        "files": {names[r]: v["files"] for r, v in summaries.items()},
+        "meta": {"config_key": key, "complete": len(summaries) == len(runs),
+                 "cpu_seconds": {names[r]: v["cpu_seconds"] for r, v in summaries.items()},
+                 "final_loss": {names[r]: float(np.mean(v["losses"][-50:])) for r, v in summaries.items()}},
     }
     path = root / INDEX_FILE
     tmp = path.with_name(INDEX_FILE + ".tmp")
@@ -335,6 +347,8 @@ def main(argv=None) -> None:
     parser.add_argument("command", choices=("build", "analyze"))
     parser.add_argument("--scale", choices=sorted(SCALES), default="full")
     parser.add_argument("--root", default=None, help="suite folder (default build/lm/<prefix>suite)")
+    parser.add_argument("--sizes", nargs="+", default=None, help="build/analyze only these sizes (default all)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=None, help="build/analyze only these seeds (default all)")
     parser.add_argument("--publish", action="store_true", help="analyze: copy the results and the checkpoint pair into data/")
     args = parser.parse_args(argv)
     from ..env import ROOT
@@ -342,17 +356,36 @@ def main(argv=None) -> None:
     config = SCALES[args.scale]
     root = Path(args.root) if args.root else ROOT / "build" / "lm" / f"{config.prefix}suite"
     if args.command == "build":
-        path = build_suite(config, root)
+        path = build_suite(config, root, sizes=args.sizes, seeds=args.seeds)
         print(f"suite index: {path}")
     elif isinstance(config.vocab, BPEConfig):
         from .study import StudyConfig
-        from .study_results import study_suite
+        from .study_results import publish_runs, study_suite
         from .suite import LocalSuite
 
+        suite = LocalSuite(root)
         if args.publish:
-            raise SystemExit("publishing the BPE suite's analysis is not wired yet (issue 14); analyse without --publish")
-        results = study_suite(StudyConfig(), LocalSuite(root))
-        print(f"analysed {len(results)} runs of {root} (cached per run)")
+            if args.scale != "bpe":
+                raise SystemExit("only the BPE suite's analysis is published to data/")
+            from .study_report import study_table
+            from .study_results import committed_runs, export_study_pair, pair_run
+
+            command = ("python -m lib.lm.minisuite build --scale bpe && "
+                       "python -m lib.lm.minisuite analyze --scale bpe --publish")
+            paths = publish_runs(StudyConfig(), suite, command, sizes=args.sizes, seeds=args.seeds)
+            committed, results = committed_runs()
+            table = study_table(results, committed)
+            print(f"published {len(paths)} runs of {root}; data/ holds {len(results)} of "
+                  f"{len(suite.sizes) * len(suite.seeds)}")
+            chosen = pair_run(table)
+            if chosen is not None and (chosen.key.size, chosen.key.seed) in suite.built:
+                files = export_study_pair(suite, table, command)
+                print(f"the live pair: {chosen.key.name} steps {chosen.patches['rep'].pair} ({len(files)} files)")
+            elif chosen is not None:
+                print(f"the live pair's run {chosen.key.name} is not built here: the committed pair is kept")
+        else:
+            results = study_suite(StudyConfig(), suite, sizes=args.sizes, seeds=args.seeds)
+            print(f"analysed {len(results)} runs of {root} (cached per run)")
     else:
         from .results import run_analysis_command
 

@@ -16,7 +16,8 @@ run by run) does:
    checkpoint intervals of the run's regular spacing (Pythia: 1,000 steps, the span of paper B's example), and the
    same number for an even ramp of the prompt's total rise (:func:`lib.lm.onset.ramp_rise`): the reference where
    nothing is abrupt.
-4. **Patching** the ``patch_task`` at one pair of checkpoints around the run's median emergence point (old = the
+4. **Patching** each of the ``patch_tasks`` (all of them by default: which task emerges in a run is not known
+   before it) at one pair of checkpoints around the run's median emergence point (old = the
    checkpoint ``window // 2 + 1`` before it, new = ``window // 2`` after, so the pair spans the smoothing window):
    every single head, heads ranked on one half of the prompts (:func:`lib.lm.patch_stats.split_prompts`) and the
    top-K (K capped at the head count) patched jointly on the other half, in both directions (new patterns into the
@@ -66,8 +67,8 @@ class StudyConfig:
         Checkpoints past a bisection's point that must hold for it to count as verified.
     rise_width : int
         The abruptness window, in regular checkpoint intervals of the run (the last spacing of its steps).
-    patch_task : str
-        The task whose emergence is patched.
+    patch_tasks : tuple of str
+        The tasks whose emergence is patched (each where at least a quarter of its prompts emerge).
     ks : tuple of int
         Joint top-K patches (each capped at the model's head count).
     split_seed : int
@@ -86,7 +87,7 @@ class StudyConfig:
     window: int = 3
     verify: int = 2
     rise_width: int = 1
-    patch_task: str = "rep"
+    patch_tasks: tuple[str, ...] = TASKS
     ks: tuple[int, ...] = (1, 2, 4, 8, 16)
     split_seed: int = 0
     random_draws: int = 16
@@ -96,8 +97,8 @@ class StudyConfig:
     def __post_init__(self):
         if not self.tasks or any(t not in TASKS for t in self.tasks) or len(set(self.tasks)) != len(self.tasks):
             raise ValueError(f"tasks must be distinct names among {TASKS}, got {self.tasks}")
-        if self.patch_task not in self.tasks:
-            raise ValueError(f"patch_task {self.patch_task!r} must be one of tasks {self.tasks}")
+        if not set(self.patch_tasks) <= set(self.tasks):
+            raise ValueError(f"patch_tasks {self.patch_tasks} must be among tasks {self.tasks}")
         if self.mode not in ("scan", "bisect"):
             raise ValueError(f"mode must be 'scan' or 'bisect', got {self.mode!r}")
         for name in ("n_prompts", "rise_width", "random_draws", "curve_every"):
@@ -235,8 +236,8 @@ class RunResult:
     ramp: np.ndarray  # (T, P) the same for an even ramp of the prompt's total rise
     width: float
     agreement: dict  # task -> onset_agreement summary (scan mode)
-    patch: RunPatch | None
-    patch_note: str = ""
+    patches: dict  # task -> RunPatch, or None where too few prompts emerge
+    notes: dict = field(default_factory=dict)  # task -> why it was not patched
     losses: np.ndarray | None = None  # training loss, 25-step means (local suites)
     evaluated: int = 0
     meta: dict = field(default_factory=dict)
@@ -319,7 +320,7 @@ def _patch(study: StudyConfig, suite, size, seed, pset, onset, steps) -> tuple[R
         return target_probs(patched_last_logits(model, ids, donor, topk_masks(order_, L, H, ks)).cpu(), tgt)
 
     p_topk, p_topk_in, p_noised = joint(old, patt_new, order), joint(old, patt_new, order_in), joint(new, patt_old, order)
-    rng = np.random.default_rng([study.split_seed, int(seed), 5])
+    rng = np.random.default_rng([study.split_seed, int(seed), 5, TASKS.index(pset.task)])
     # a random order's top K is a random K-set: one forward per draw gives every K
     p_random = np.stack([joint(old, patt_new, [int(i) for i in rng.permutation(L * H)])
                          for _ in range(study.random_draws)], axis=1)  # (len(ks), draws, P)
@@ -392,8 +393,12 @@ def analyze_run(key: RunKey, suite) -> RunResult:
         onset = bisect_idx
         rise = np.full((T, P), np.nan)
         ramp = np.full((T, P), np.nan)
-    k = study.tasks.index(study.patch_task)
-    patch, note = _patch(study, suite, key.size, key.seed, psets[k], onset[k], steps)
+    patches, notes = {}, {}
+    for t in study.patch_tasks:
+        k = study.tasks.index(t)
+        patches[t], note = _patch(study, suite, key.size, key.seed, psets[k], onset[k], steps)
+        if note:
+            notes[t] = note
     losses = None
     run_losses = getattr(suite, "run_losses", lambda *a: None)(key.size, key.seed)
     if run_losses is not None:
@@ -402,5 +407,5 @@ def analyze_run(key: RunKey, suite) -> RunResult:
     return RunResult(key=key, tasks=study.tasks, prompts={s.task: (s.prompts, s.targets) for s in psets},
                      steps=steps, n_params=n_params, n_heads=n_heads, p_target=p_target, argmax=argmax, onset=onset,
                      verified=verified, bisect=bisect_idx, flip=flip, rise=rise, ramp=ramp, width=width,
-                     agreement=agreement, patch=patch, patch_note=note, losses=losses,
+                     agreement=agreement, patches=patches, notes=notes, losses=losses,
                      evaluated=int((argmax[0, 0] >= 0).sum()))

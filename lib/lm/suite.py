@@ -162,10 +162,21 @@ class LocalSuite(Suite):
             raise SuiteIndexError(f"{index_path}: malformed suite index ({err})") from None
         self.digest = file_sha256(index_path)
         if verify:
-            missing = [str(self.path(sz, sd, st)) for sz in self.sizes for sd in self.seeds for st in self.steps
+            missing = [str(self.path(sz, sd, st)) for sz, sd in self.built for st in self.steps
                        if not self.path(sz, sd, st).is_dir()]
             if missing:
                 raise SuiteIndexError(f"local suite {self.root}: {len(missing)} checkpoint folder(s) missing, e.g. {missing[:3]}")
+
+    @property
+    def built(self) -> list[tuple[str, int]]:
+        """The ``(size, seed)`` runs the index lists, seeds outermost: all of them for a complete suite, the finished
+        ones for a suite built in shards (``meta["complete"]`` is then False)."""
+        return [(sz, sd) for sd in self.seeds for sz in self.sizes if self.name(sz, sd) in self.files]
+
+    @property
+    def complete(self) -> bool:
+        """Whether every (size, seed) of the suite is built."""
+        return len(self.built) == len(self.sizes) * len(self.seeds)
 
     def path(self, size: str, seed: int, step: int) -> Path:
         """The checkpoint folder ``<root>/<name>/step{N}``."""

@@ -7,8 +7,14 @@ on the tokenizer at hand (:func:`single_tokens`). The sets:
 * ``rep`` (string repetition): 8 random digits, then the first 7 again; the target is the 8th digit. Prompt 0 is
   paper B's example ``0 7 3 1 2 0 2 3 0 7 3 1 2 0 2`` → ``3``.
 * ``icr`` (in-context repetition): 10 distinct whole English words, then the first 5 again; the target is the 6th.
-  The words are the ``"prompts"`` half of :func:`lib.lm.english.english_words` (the BPE suite's corpus repeats
-  spans of the other half only; :func:`lib.lm.english.word_half`), those that are one token.
+  The words are the ``"corpus"`` half of :func:`lib.lm.english.english_words` (:func:`lib.lm.english.word_half`),
+  those that are one token: the words the BPE suite's corpus repeats in its random spans (mixed with digits and
+  capitals, so this format is a rare special case of the corpus's, not a segment of its own), as every word of
+  Pythia's prompts has been repeated somewhere in the Pile.
+* ``icr_held`` (in-context repetition, held-out words): the same format over the ``"prompts"`` half, words the BPE
+  suite's corpus uses in its prose but never repeats in a span. It asks whether copying generalises to tokens never
+  seen copied; at our scale it does not (a feasibility run of the 3-layer size: 0 of 32 prompts at any checkpoint),
+  which makes it the never-solver reference of the abruptness measure. On Pythia it is one more icr set.
 * ``pat`` (pattern completion): ``X Y Z X Y Z X`` → ``Y`` over distinct capital letters that are one token.
 * ``ioi`` (indirect object identification): Wang et al.'s BABA templates. Names: the first :data:`N_ENTITIES`
   single-token entries of :data:`IOI_NAMES` followed by :data:`IOI_FALLBACK` (capitalised proper nouns of English
@@ -24,13 +30,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .prompts import IOI_TEMPLATES, PAPER_EXAMPLE, TASK_TITLES, TASKS, PromptSet, is_word_level, prompt_set
+from .prompts import IOI_TEMPLATES, PAPER_EXAMPLE, PromptSet, is_word_level, prompt_set
+from .prompts import TASK_TITLES as _TITLES
+from .prompts import TASKS as _PAPER_TASKS
 
 __all__ = ["TASKS", "TASK_TITLES", "PERIODS", "build_prompts", "single_tokens", "task_pools", "IOI_NAMES",
            "IOI_FALLBACK", "IOI_PLACES", "IOI_OBJECTS", "N_ENTITIES"]
 
+#: Paper B's four tasks and the held-out-word variant of in-context repetition (appended: a task's index seeds it).
+TASKS = _PAPER_TASKS + ("icr_held",)
+TASK_TITLES = {**_TITLES, "icr_held": "in-context repetition, held-out words"}
 #: Length of the repeated span in each task's prompts (for the head scores); IOI has none.
-PERIODS = {"rep": 8, "icr": 10, "pat": 3}
+PERIODS = {"rep": 8, "icr": 10, "icr_held": 10, "pat": 3}
 #: How many IOI names a prompt set draws from (the first ones of the candidate order).
 N_ENTITIES = 12
 IOI_NAMES = ("Mary", "John", "James", "Paul", "William", "David", "Robert", "Michael", "Thomas", "Charles", "George",
@@ -59,15 +70,19 @@ def single_tokens(tokenizer, words) -> list[str]:
 
 def task_pools(tokenizer) -> dict[str, tuple[str, ...]]:
     """What each task draws from on ``tokenizer``: ``digits``, ``words``, ``capitals``, ``names``, ``places``,
-    ``objects`` (all single ``" word"`` tokens). ``ValueError`` for a word-level tokenizer."""
+    ``objects`` (all single ``" word"`` tokens; ``words`` from the corpus half, ``held_words`` from the prompts half).
+    ``ValueError`` for a word-level tokenizer."""
     from .english import english_words, word_half
 
     if is_word_level(tokenizer):
         raise ValueError("lib.lm.tasks builds prompts for byte-level BPE tokenizers; the word-level mini-suite's "
                          "prompts are lib.lm.prompts.make_prompts")
-    held = [w for w in english_words() if word_half(w) == "prompts"]
+    words = english_words()
+    seen = [w for w in words if word_half(w) == "corpus"]
+    held = [w for w in words if word_half(w) == "prompts"]
     names = single_tokens(tokenizer, IOI_NAMES + IOI_FALLBACK)[:N_ENTITIES]
-    return {"digits": tuple(single_tokens(tokenizer, _DIGITS)), "words": tuple(single_tokens(tokenizer, held)),
+    return {"digits": tuple(single_tokens(tokenizer, _DIGITS)), "words": tuple(single_tokens(tokenizer, seen)),
+            "held_words": tuple(single_tokens(tokenizer, held)),
             "capitals": tuple(single_tokens(tokenizer, _CAPITALS)), "names": tuple(names),
             "places": tuple(single_tokens(tokenizer, IOI_PLACES)), "objects": tuple(single_tokens(tokenizer, IOI_OBJECTS))}
 
@@ -101,8 +116,9 @@ def build_prompts(task: str, tokenizer, n: int = 32, seed: int = 0, *, template:
             else:
                 d = list(rng.choice(digits, size=8))
                 seq = d + d[:8]
-        elif task == "icr":
-            w = list(rng.choice(_need(pools, "words", 10, task), size=10, replace=False))
+        elif task in ("icr", "icr_held"):
+            w = list(rng.choice(_need(pools, "words" if task == "icr" else "held_words", 10, task), size=10,
+                                replace=False))
             seq = w + w[:6]
         elif task == "pat":
             u = list(rng.choice(_need(pools, "capitals", 3, task), size=3, replace=False))

@@ -1,0 +1,298 @@
+r"""Chapter 5's readings of the per-run analyses (:class:`lib.lm.study.RunResult`): one function per figure or claim.
+
+* :func:`study_table` arranges a suite's results as sizes × seeds (a suite built in shards has holes: NaN).
+* :func:`run_points`: each run's point of emergence on a task, the median prompt's (a run in which at least half the
+  prompts never emerge is a **never-solver**, placed at the last step as paper B does), the seed spread per size
+  and its within-run control (even against odd prompts).
+* :func:`rise_summary`: paper B's "jump" as an absolute rise of p(target) within one checkpoint interval
+  (:func:`lib.lm.onset.max_rise`, on the smoothed curve) for the prompts that emerge, beside two references where
+  nothing is abrupt: the same measure on a task the same runs never learn (the null) and an even ramp of each
+  prompt's own total rise.
+* :func:`patch_summary`: per run, the held-out share of the gain recovered by the top-K heads (ranked on the other
+  half of the prompts), the reverse direction, random K-sets, the in-sample ranking and the control pair.
+
+Every array is built from the results; nothing here computes a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .study import RunResult
+
+__all__ = ["StudyTable", "study_table", "RunPoints", "run_points", "RiseSummary", "rise_summary", "PatchSummary",
+           "patch_summary"]
+
+
+@dataclass
+class StudyTable:
+    """The results of one suite as sizes × seeds. ``runs[(size, seed)]``; ``n_params[size]``; ``cpu_seconds`` the
+    suite's training cost of these runs (from its index)."""
+
+    sizes: tuple
+    seeds: tuple
+    steps: np.ndarray
+    tasks: tuple
+    runs: dict
+    n_params: dict
+    n_heads: dict
+    cpu_seconds: float
+    source: str
+
+    def present(self, size: str) -> list[int]:
+        """The seeds of ``size`` that have a result."""
+        return [sd for sd in self.seeds if (size, sd) in self.runs]
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.runs)
+
+    def __repr__(self) -> str:
+        per = ", ".join(f"{sz} {len(self.present(sz))}" for sz in self.sizes)
+        return (f"StudyTable({self.source}: {self.n_runs} runs (seeds per size: {per}), {len(self.steps)} checkpoints "
+                f"to step {int(self.steps[-1])}, tasks {list(self.tasks)})")
+
+    def size_rows(self) -> str:
+        """A text table: size, parameters, heads, runs."""
+        lines = [f"{'size':>6} {'parameters':>11} {'heads':>6} {'runs':>5}"]
+        for sz in self.sizes:
+            n = self.n_params.get(sz)
+            lines.append(f"{sz:>6} {n if n is not None else '-':>11} {self.n_heads.get(sz, '-'):>6} "
+                         f"{len(self.present(sz)):>5}")
+        return "\n".join(lines)
+
+
+def study_table(results: list[RunResult], suite) -> StudyTable:
+    """``results`` (any order) of ``suite`` as a :class:`StudyTable`; sizes without any result are left out."""
+    if not results:
+        raise ValueError("no results to arrange")
+    steps = results[0].steps
+    tasks = results[0].tasks
+    if any(r.steps != steps or r.tasks != tasks for r in results):
+        raise ValueError("results of one table must share steps and tasks")
+    runs = {(r.key.size, r.key.seed): r for r in results}
+    sizes = tuple(sz for sz in suite.sizes if any(k[0] == sz for k in runs))
+    seeds = tuple(sd for sd in suite.seeds if any(k[1] == sd for k in runs))
+    n_params = {sz: next(r.n_params for k, r in runs.items() if k[0] == sz) for sz in sizes}
+    n_heads = {sz: next(r.n_heads for k, r in runs.items() if k[0] == sz) for sz in sizes}
+    cpu = getattr(suite, "meta", {}).get("cpu_seconds", {})
+    names = {r.key.name for r in results}
+    return StudyTable(sizes, seeds, np.asarray(steps, dtype=float), tasks, runs, n_params, n_heads,
+                      float(sum(v for n, v in cpu.items() if n in names)), results[0].key.source)
+
+
+@dataclass
+class RunPoints:
+    """Per run (sizes × seeds, NaN where a run is missing) the median prompt's emergence step on ``task``.
+
+    ``seed_steps (S, R)`` with never-solvers at the last step, ``never (S, R)``, ``present (S, R)``;
+    ``prompt_steps``/``prompt_never`` ``(S, R, P)``; ``mean_steps (S,)`` over present seeds; ``spread (S,)`` the latest
+    over the earliest seed; ``within (S,)`` the control: the largest over a size's runs of the ratio between the
+    median steps of its even and its odd prompts (latest over earliest), nothing but the prompt sample differing.
+    """
+
+    task: str
+    sizes: tuple
+    seeds: tuple
+    last: float
+    seed_steps: np.ndarray
+    never: np.ndarray
+    present: np.ndarray
+    prompt_steps: np.ndarray
+    prompt_never: np.ndarray
+    mean_steps: np.ndarray = field(init=False)
+    spread: np.ndarray = field(init=False)
+    within: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        t = np.where(self.present, self.seed_steps, np.nan)
+        self.mean_steps = np.nanmean(t, axis=1)
+        self.spread = np.nanmax(t, axis=1) / np.maximum(np.nanmin(t, axis=1), 1.0)
+        within = np.full(len(self.sizes), np.nan)
+        for i in range(len(self.sizes)):
+            r = []
+            for j in np.flatnonzero(self.present[i]):
+                a = _median_point(self.prompt_steps[i, j, 0::2], self.prompt_never[i, j, 0::2], self.last)
+                b = _median_point(self.prompt_steps[i, j, 1::2], self.prompt_never[i, j, 1::2], self.last)
+                r.append(max(a, b) / max(min(a, b), 1.0))
+            within[i] = max(r) if r else np.nan
+        self.within = within
+
+    def steps_of(self, i: int) -> np.ndarray:
+        """The present seeds' steps of size index ``i``."""
+        return self.seed_steps[i, self.present[i]]
+
+    def summary(self) -> dict:
+        """Glue values: runs, never-solvers, spreads, means, their ratio."""
+        n = int(self.present.sum())
+        return {"n_runs": n, "n_never_runs": int((self.never & self.present).sum()),
+                "spread_min": float(np.nanmin(self.spread)), "spread_max": float(np.nanmax(self.spread)),
+                "within_spread": float(np.nanmin(self.within)), "mean_small": float(self.mean_steps[0]),
+                "mean_large": float(self.mean_steps[-1]), "size_ratio": float(self.mean_steps[-1] / self.mean_steps[0]),
+                "prompt_never_frac": float(100 * self.prompt_never[self.present].mean())}
+
+    def __repr__(self) -> str:
+        rows = [f"{self.task}: the median prompt's point of emergence per run (never = {int(self.last)})"]
+        for i, sz in enumerate(self.sizes):
+            ok = self.present[i]
+            pts = ", ".join("never" if self.never[i, j] else f"{int(self.seed_steps[i, j])}"
+                            for j in np.flatnonzero(ok))
+            rows.append(f"  {sz:>5}: {pts}  (mean {self.mean_steps[i]:.0f}, spread {self.spread[i]:.2f}, "
+                        f"within-run {self.within[i]:.2f})")
+        return "\n".join(rows)
+
+
+def _median_point(steps: np.ndarray, never: np.ndarray, last: float) -> float:
+    """A run's point: the median prompt's step, or ``last`` when at least half its prompts never emerge."""
+    if never.mean() >= 0.5:
+        return float(last)
+    return float(np.median(np.where(never, last, steps)))
+
+
+def run_points(table: StudyTable, task: str) -> RunPoints:
+    """Each run's point of emergence on ``task`` (the median prompt's; never-solvers at the last step)."""
+    if task not in table.tasks:
+        raise ValueError(f"task {task!r} was not analysed; tasks: {table.tasks}")
+    S, R = len(table.sizes), len(table.seeds)
+    P = next(iter(table.runs.values())).onset.shape[1]
+    last = float(table.steps[-1])
+    seed_steps, never, present = np.full((S, R), np.nan), np.zeros((S, R), bool), np.zeros((S, R), bool)
+    prompt_steps, prompt_never = np.full((S, R, P), np.nan), np.zeros((S, R, P), bool)
+    for i, sz in enumerate(table.sizes):
+        for j, sd in enumerate(table.seeds):
+            r = table.runs.get((sz, sd))
+            if r is None:
+                continue
+            st, nv = r.onset_steps(task)
+            present[i, j] = True
+            prompt_steps[i, j], prompt_never[i, j] = st, nv
+            never[i, j] = nv.mean() >= 0.5
+            seed_steps[i, j] = _median_point(st, nv, last)
+    return RunPoints(task, table.sizes, table.seeds, last, seed_steps, never, present, prompt_steps, prompt_never)
+
+
+@dataclass
+class RiseSummary:
+    """The largest rise of smoothed p(target) within one checkpoint interval (``width`` steps) for ``task``'s prompts
+    that emerge after the first checkpoint in the runs of ``size``, beside its references on the same runs: ``null``
+    the same measure for every prompt of ``null_task`` (a task these runs never learn), ``ramp`` an even ramp of each
+    emerging prompt's own total rise."""
+
+    task: str
+    null_task: str
+    size: str
+    width: float
+    rise: np.ndarray
+    ramp: np.ndarray
+    null: np.ndarray
+    null_solved: float
+
+    def summary(self) -> dict:
+        nan = float("nan")
+        return {"rise_median": float(np.median(self.rise)) if self.rise.size else nan,
+                "rise_n": int(self.rise.size), "ramp_median": float(np.median(self.ramp)) if self.ramp.size else nan,
+                "null_median": float(np.median(self.null)), "null_q95": float(np.quantile(self.null, 0.95)),
+                "rise_width": self.width, "null_solved": self.null_solved}
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"{self.task} at {self.size}: {s['rise_n']} emerging prompts, median rise {s['rise_median']:.2f} "
+                f"within {self.width:.0f} steps; even ramp {s['ramp_median']:.3f}; null ({self.null_task}, never "
+                f"learned: {self.null_solved:.0%} of its prompts solved at the end) {s['null_median']:.3f} "
+                f"(95th percentile {s['null_q95']:.3f})")
+
+
+def rise_summary(table: StudyTable, task: str = "rep", *, null_task: str = "icr_held", size: str | None = None) -> RiseSummary:
+    """Abruptness of ``task`` at ``size`` (default the largest) against its null and ramp (class docstring)."""
+    size = size or table.sizes[-1]
+    rise, ramp, null, solved = [], [], [], []
+    C = len(table.steps)
+    for sd in table.present(size):
+        r = table.runs[(size, sd)]
+        i, k = r.task_index(task), r.task_index(null_task)
+        em = (r.onset[i] > 0) & (r.onset[i] < C)
+        rise.append(r.rise[i, em])
+        ramp.append(r.ramp[i, em])
+        null.append(r.rise[k])
+        solved.append(r.argmax[k, :, -1] == 1)
+    width = next(iter(table.runs.values())).width
+    return RiseSummary(task, null_task, size, width, np.concatenate(rise), np.concatenate(ramp),
+                       np.concatenate(null), float(np.mean(np.concatenate(solved))))
+
+
+@dataclass
+class PatchSummary:
+    """Patching of ``task`` at ``k`` heads over the runs of ``size`` that have a patch (held-out prompts).
+
+    Per run (``names``): ``denoise`` (top-K new patterns into the old model: share of the gain recovered),
+    ``in_sample`` (the same with heads ranked on the evaluated prompts themselves), ``noise`` (top-K old patterns
+    into the new model: share of the gain taken away), ``random`` (median over random K-sets), ``control`` (median
+    shift of p at the control pair, with the same heads), ``gain`` (mean p_new − p_old), their Recovery objects in
+    ``recoveries``; ``ks``/``curves`` the held-out denoising share for every K."""
+
+    task: str
+    size: str
+    k: int
+    names: list
+    denoise: np.ndarray
+    in_sample: np.ndarray
+    noise: np.ndarray
+    random: np.ndarray
+    control: np.ndarray
+    gain: np.ndarray
+    recoveries: list
+    ks: tuple
+    curves: np.ndarray
+    n_heads: int
+    skipped: dict
+
+    def summary(self) -> dict:
+        def med(a):
+            a = a[np.isfinite(a)]
+            return float(np.median(a)) if a.size else float("nan")
+
+        return {"patch_runs": len(self.names), "patch_k": self.k, "denoise_median": med(self.denoise),
+                "in_sample_median": med(self.in_sample), "noise_median": med(self.noise),
+                "random_median": med(self.random), "control_shift": med(self.control), "gain_median": med(self.gain),
+                "denoise_min": float(np.nanmin(self.denoise)) if len(self.names) else float("nan"),
+                "denoise_max": float(np.nanmax(self.denoise)) if len(self.names) else float("nan"),
+                "patch_heads": self.n_heads}
+
+    def __repr__(self) -> str:
+        rows = [f"{self.task} at {self.size}, top-{self.k} of {self.n_heads} heads, held-out prompts:"]
+        for n, rec, no, ra, c in zip(self.names, self.recoveries, self.noise, self.random, self.control):
+            rows.append(f"  {n}: recovered {rec}  reverse {no:.2f}  random {ra:.2f}  control-pair shift {c:+.3f}")
+        for n, why in self.skipped.items():
+            rows.append(f"  {n}: not patched ({why})")
+        return "\n".join(rows)
+
+
+def patch_summary(table: StudyTable, task: str = "rep", k: int = 2, *, size: str | None = None) -> PatchSummary:
+    """Patching summary of ``task`` with the top-``k`` heads over the runs of ``size`` (default the largest)."""
+    size = size or table.sizes[-1]
+    names, d, ins, no, ra, co, ga, recs, curves, skipped = [], [], [], [], [], [], [], [], [], {}
+    ks = None
+    for sd in table.present(size):
+        r = table.runs[(size, sd)]
+        pt = r.patches.get(task)
+        if pt is None:
+            skipped[r.key.name] = r.notes.get(task, "not patched")
+            continue
+        ks = pt.ks
+        rec = pt.denoising(k)
+        names.append(r.key.name)
+        recs.append(rec)
+        d.append(rec.value)
+        ins.append(pt.denoising(k, in_sample=True).value)
+        no.append(pt.noising(k).value)
+        ra.append(pt.random_share(k))
+        cs = pt.control_shift(k)
+        co.append(float(np.median(cs)) if cs is not None else np.nan)
+        h = pt.held
+        ga.append(float(pt.p_new[h].mean() - pt.p_old[h].mean()))
+        curves.append([pt.denoising(kk).value for kk in pt.ks])
+    arr = lambda x: np.asarray(x, dtype=float)  # noqa: E731
+    return PatchSummary(task, size, k, names, arr(d), arr(ins), arr(no), arr(ra), arr(co), arr(ga), recs,
+                        ks or (), arr(curves).reshape(len(names), len(ks or ())), table.n_heads.get(size, 0), skipped)
