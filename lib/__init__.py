@@ -14,7 +14,7 @@ from .claims import REGISTRY, claim
 from .env import DATA_DIR
 from .seeds import reseed, seed, seed_offset
 
-__all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "REGISTRY", "DATA_DIR", "seed",
+__all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "REGISTRY", "seed",
            "seed_offset", "reseed"]
 
 # paper A: the copy task, the copy head, its objective, MAP fitting, Langevin sampling, transition scans (ch. 1-4)
@@ -71,22 +71,15 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 # measures read off training curves, and intervals over seeds (seed indices as arguments, for the bootstrap)
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
                        group_time_ratios, halves_time_ratio, heads_vs_head_size, input_bit_loss, mean_curve_time,
-                       relaxation_times, seed_spread)  # fmt: skip
+                       relaxation_times)  # fmt: skip
 from .stats import (bootstrap_interval, coefficient_of_variation, group_bootstrap_interval, halves_ratio,
                     ratio_interval)  # fmt: skip
 
 __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size",
-            "archs_beating", "seed_spread", "input_bit_loss", "relaxation_times", "fluctuation", "bootstrap_interval",
+            "archs_beating", "input_bit_loss", "relaxation_times", "fluctuation", "bootstrap_interval",
             "coefficient_of_variation", "group_bootstrap_interval", "halves_ratio",
             "ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
             "prepretrain_speedups"]  # fmt: skip
-
-# chapter 5's readouts of a language-model suite analysis (lib.lm.report: tables and glued values, no training)
-from .lm.report import (emergence_summary, final_solved, head_report, jump_summary, open_lm_analysis, patch_summary,
-                        prompt_trace, random_heads_recovery, size_table, suite_cpu_minutes)  # fmt: skip
-
-__all__ += ["open_lm_analysis", "suite_cpu_minutes", "size_table", "final_solved", "emergence_summary", "prompt_trace",
-            "jump_summary", "head_report", "patch_summary", "random_heads_recovery"]  # fmt: skip
 
 # chapter 6's measures of the emergence runs' comparisons (the staircase and width tables are in lib.readouts)
 from .measures import emergence_by_bias, fixed_width_heads, head_size_plateaus, heads_halves_control, sparsity_medians

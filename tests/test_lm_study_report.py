@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lib.lm.study import RunKey, RunResult, StudyConfig
-from lib.lm.study_report import patch_summary, rise_summary, run_points, study_table
+from lib.lm.study_report import flip_lead, patch_summary, rise_summary, run_points, study_table
 
 STEPS = (0, 100, 200, 300, 400)
 TASKS = ("rep", "icr_held")
@@ -57,3 +57,10 @@ def test_rises_are_the_emerging_prompts_beside_the_never_learned_null():
 def test_runs_without_a_patch_are_listed_as_skipped():
     ps = patch_summary(study_table([_result("l", 0, [1, 1, 1, 1], [0.5] * 4)], _Suite()), "rep")
     assert ps.names == [] and ps.skipped == {"l-0": "too few"} and np.isnan(ps.summary()["denoise_median"])
+
+
+def test_flip_lead_is_the_stable_point_minus_the_first_flip_for_prompts_with_both():
+    r = _result("l", 0, [2, 3, 5, 1], [0.5] * 4)
+    r.flip = np.stack([np.array([1, 3, 2, 5]), np.full(4, 5)])  # prompt 2 never stable, prompt 3 never flips
+    lead = flip_lead(study_table([r], _Suite()), "rep")
+    assert sorted(lead.tolist()) == [0.0, 100.0]  # prompt 0: 200 - 100; prompt 1: 300 - 300

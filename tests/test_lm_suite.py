@@ -1,18 +1,16 @@
 """Suites: the tiny mini-suite built here, resumable builds, verified loading, clear errors, the hub failing fast,
-and the analysis on the tiny suite (scan and bisection agree)."""
+the exported checkpoint pair, and the committed BPE-suite results read back without their checkpoints."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 
 import numpy as np
 import pytest
 
-from lib.lm import analysis, suite as suite_mod
 from lib.lm.minisuite import TINY_SUITE, build_suite, checkpoint_schedule, train_run
-from lib.lm.results import choose_pair, export_pair
+from lib.lm.results import export_pair
 from lib.lm.suite import HubUnreachable, LocalSuite, SuiteIndexError, hub_reachable, open_suite, pythia_steps
 
 
@@ -91,21 +89,6 @@ def test_hub_fails_fast_and_auto_falls_back_to_the_local_suite(tiny, monkeypatch
         open_suite("auto")
 
 
-def test_analysis_scan_and_bisection_agree_on_the_tiny_suite(tiny):
-    scan = analysis.analyze_suite(analysis.AnalysisConfig(tiny.digest, n_prompts=6), tiny)
-    bis = analysis.analyze_suite(analysis.AnalysisConfig(tiny.digest, n_prompts=6, mode="bisect", curve_every=100), tiny)
-    assert scan.p_target.shape == (2, 2, 4, 6, 9) and not np.isnan(scan.p_target).any()
-    assert np.array_equal(scan.index, bis.index)
-    assert (bis.n_evaluated < scan.n_evaluated).all()
-    mono = scan.linear_index == scan.index
-    assert mono.mean() > 0.5
-    steps, never = scan.seed_steps("rep")
-    assert steps.shape == (2, 2) and never.dtype == bool
-    assert set(scan.losses) == {"30k/0", "60k/0", "30k/1", "60k/1"}
-    with pytest.raises(ValueError, match="suite_digest"):
-        analysis.analyze_suite(analysis.AnalysisConfig("0" * 64, n_prompts=2), tiny)
-
-
 def test_pair_export_is_a_two_step_local_suite(tiny, tmp_path):
     files = export_pair(tiny, "60k", 1, 16, 24, out=tmp_path / "pair")
     pair = LocalSuite(tmp_path / "pair")
@@ -113,36 +96,19 @@ def test_pair_export_is_a_two_step_local_suite(tiny, tmp_path):
     assert pair.load_model("60k", 1, 24).config.hidden_size == 48
 
 
-def test_missing_or_stale_results_fail_with_the_regenerating_command(tmp_path):
-    from lib.cache import Cache
-    from lib.lm import results
-
-    cache = Cache(tmp_path / "cache", data_dir=tmp_path, enabled=True)
-    with pytest.raises(RuntimeError, match="regenerate with `python -m lib.lm.minisuite build"):
-        results.load_analysis(analysis.AnalysisConfig("f" * 64), root=tmp_path, cache=cache)
-
-
 def test_committed_results_are_consistent(tmp_path):
+    """Every published run's result is there and current (stale after a change to the analysis code: regenerate),
+    read with the cache turned off, and the live pair is a run of the published index."""
     from lib.cache import Cache
-    from lib.lm import results
+    from lib.lm.study_results import BPE_DATA, BPE_PAIR, committed_runs
 
-    if not results.COMMITTED_INDEX.is_file():
-        pytest.skip("no committed mini-suite results")
-    index = json.loads(results.COMMITTED_INDEX.read_text())
-    assert index["format"] == suite_mod.INDEX_FORMAT
-    pair = LocalSuite(results.PAIR_DIR)
-    # the committed analysis only (no local cache, no local suite): stale after a change to lib/lm -> regenerate
-    res = results.load_analysis(root=tmp_path, cache=Cache(tmp_path / "cache", enabled=True))
-    size, seed, old, new = choose_pair(res)
-    assert (pair.sizes, pair.seeds, pair.steps) == ((size,), (seed,), (old, new))
-    assert pair.files == {k: {s: index["files"][k][s] for s in pair.files[k]} for k in pair.files}
-
-
-def test_committed_analysis_is_read_with_the_cache_turned_off(tmp_path):
-    from lib.cache import Cache
-    from lib.lm import results
-
-    if not results.COMMITTED_INDEX.is_file():
-        pytest.skip("no committed mini-suite results")
-    res = results.load_analysis(root=tmp_path, cache=Cache(tmp_path / "cache", enabled=False))
-    assert res.source == "local" and res.p_target.shape[:2] == (3, 5)
+    if not (BPE_DATA / "suite.json").is_file():
+        pytest.skip("no committed BPE-suite results")
+    suite, results = committed_runs(cache=Cache(tmp_path / "cache", enabled=False))
+    assert [(r.key.size, r.key.seed) for r in results] == suite.built and suite.built
+    if (BPE_PAIR / "suite.json").is_file():
+        pair = LocalSuite(BPE_PAIR)
+        name = pair.name(pair.sizes[0], pair.seeds[0])
+        assert pair.files[name] == {s: suite.files[name][s] for s in pair.files[name]}  # the same checkpoint files
+        r = results[suite.built.index((pair.sizes[0], pair.seeds[0]))]
+        assert r.patches["rep"] is not None and r.patches["rep"].pair == pair.steps

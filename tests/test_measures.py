@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lib
+from lib.measures import seed_spread
 
 
 def _run(cross, steps=np.arange(0, 101, 10)):
@@ -64,11 +65,11 @@ def test_archs_beating_counts_lower_mean_losses_and_takes_resampled_seeds():
 
 def test_seed_spread_is_the_smallest_ratio_over_sizes():
     steps = np.array([[100.0, 400.0], [50.0, 100.0]])
-    assert lib.seed_spread(steps) == 2.0
-    assert lib.seed_spread(steps, [[0, 0], [0, 1]]) == 1.0  # one seed twice: no spread
-    assert lib.seed_spread(np.array([[0.0, 5.0]])) == 5.0  # step 0 counts as 1
+    assert seed_spread(steps) == 2.0
+    assert seed_spread(steps, [[0, 0], [0, 1]]) == 1.0  # one seed twice: no spread
+    assert seed_spread(np.array([[0.0, 5.0]])) == 5.0  # step 0 counts as 1
     with pytest.raises(ValueError, match="sizes"):
-        lib.seed_spread(np.ones(3))
+        seed_spread(np.ones(3))
 
 
 def test_named_thresholds():

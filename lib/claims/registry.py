@@ -307,14 +307,16 @@ CLAIMS: tuple[Claim, ...] = (
     # ------------------------------------------------------------------------------------------------- paper B
     Claim("B-random", "At a fixed model and task the emergence step varies widely across seeds.",
           "Pythia 14M: ≈2.5K to ≈115K steps (Fig. 1); a seed spread of ≈4–5× in an independent reproduction", (
-              Check(CH5, "trained", "smallest over sizes of latest / earliest seed's emergence step (never = last step; "
-                    "lib.seed_spread); interval: bootstrap over each size's seeds",
+              Check(CH5, "trained", "smallest over sizes of latest / earliest seed's point of emergence on string "
+                    "repetition (a run's point: its median prompt's first checkpoint from which smoothed p(target) "
+                    "stays >= 0.5, lib.lm.study; never = last step; lib.lm.RunPoints.spread_interval); interval: bootstrap over each "
+                    "size's seeds",
                     R(at_least(2.0), "half, on a log scale, of the smallest spread reported (4×, an independent "
                       "reproduction); the bounds 1.5 / 1.2 were set after the data (claims review)"), fmt=".2f",
                     control="the same spread within one run: the median step of its even against its odd prompts "
                     "(no seed difference by construction), the largest over a size's runs, the smallest over sizes: "
                     "must fail",
-                    committed="the mini-suite analysis (data/lm)"),
+                    committed="the BPE suite's per-run analysis (data/lm/bpesuite)"),
               Check(CH6, "trained", "latest / earliest emergence step over the seeds that emerge (linear map; runs "
                     "not learned within the budget are left out, so the ratio is a lower bound); interval: bootstrap over "
                     "seeds",
@@ -324,17 +326,20 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("B-never", "Some seeds never show the capability by the end of training.",
           "Pythia, repetition by 143K: 14M 6/10, 31M 8/10, 70M 5/10, 160M 9/10, 410M 10/10 seeds solve", (
-              Check(CH5, "trained", "runs in which at least half the prompts never emerge",
+              Check(CH5, "trained", "runs in which at least half the string-repetition prompts never reach their "
+                    "point of emergence (smoothed p(target) >= 0.5 from there on, lib.lm.study)",
                     R(at_least(1), "the paper finds never-solvers at four of five sizes"), fmt="d",
-                    committed="the mini-suite analysis (data/lm)"),
+                    committed="the BPE suite's per-run analysis (data/lm/bpesuite)"),
           )),
     Claim("B-size", "Larger models emerge earlier on average.",
           "Pythia mean steps: ≈78K (14M) … ≈5.8K (410M), ratio ≈0.07; not monotone (70M ≈100K)", (
-              Check(CH5, "trained", "mean steps to emergence, largest over smallest size (never = last step)",
+              Check(CH5, "trained", "mean steps to emergence on string repetition (a run's median prompt, lib.lm.study), "
+                    "largest over smallest size (never = last step)",
                     R(at_most(0.5), "at least a halving: a quarter, on a log scale, of the paper's ×0.07; the "
                       "bounds 0.7 / 0.95 were set after the data (claims review)"), fmt=".2f",
                     control="the same ratio between two halves of the smallest size's seeds (no size effect by "
-                    "construction): must fail", statistic="mean", committed="the mini-suite analysis (data/lm)"),
+                    "construction): must fail", statistic="mean",
+                    committed="the BPE suite's per-run analysis (data/lm/bpesuite)"),
           )),
     Claim("B-abrupt", "p(target) jumps between neighbouring checkpoints at the point of emergence.",
           "Pythia 410M, one prompt: ≈0.17 → 0.60 over 1K steps, of a rise to ≈0.74 (≈0.58 of the rise)", (
@@ -354,12 +359,15 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B-patch", "Patching a few heads' attention patterns from after to before emergence recovers most of the "
           "gain.", "Pythia 410M: Δp +0.098 (previous-token head), +0.073 (copy head); two heads recover 'most of the "
           "performance increase'", (
-              Check(CH5, "trained", "median share of the gain recovered by patching the top-2 heads (lib.lm.patching)",
+              Check(CH5, "trained", "median over the largest size's runs of the share of the gain in p(target) on "
+                    "held-out string-repetition prompts that the top-2 heads' new patterns recover in the old model "
+                    "(heads ranked on the other half of the prompts; the pair of checkpoints spans the run's median "
+                    "emergence; lib.lm.study); interval: bootstrap over runs",
                     R(at_least(0.5), "'most of the gain' read as at least half; the partial bound 0.2 was set "
                       "after the data (claims review, measured 0.247) and is gone"), fmt=".2f",
-                    control="the same share for two heads drawn at random instead of the top two (median of 16 "
-                    "draws, on the live pair, the only checkpoints committed): must fail",
-                    committed="the mini-suite analysis (data/lm)"),
+                    control="the same share for two heads drawn at random instead of the top two (per run the median "
+                    "of 16 draws, then the median over runs): must fail",
+                    committed="the BPE suite's per-run analysis (data/lm/bpesuite)"),
           )),
     Claim("B-staircase", "Linear map: the per-output-token losses drop one at a time, each when a head's attention "
           "finds that row's support.", "qualitative (Fig. 3)", (

@@ -8,12 +8,12 @@ suite written as a hub cache in Pythia's layout, for the hub code offline), :mod
 :mod:`~lib.lm.corpus` (the mini-suite's vocabulary and synthetic corpus), :mod:`~lib.lm.minisuite` (the resumable
 build command), :mod:`~lib.lm.prompts`, :mod:`~lib.lm.emergence`, :mod:`~lib.lm.onset` (emergence and abruptness on
 p(target), with bisection's bracket verified), :mod:`~lib.lm.patching`, :mod:`~lib.lm.patch_stats` (held-out head
-ranking, capped K, recovery with its interval and guard), :mod:`~lib.lm.analysis`
-(everything chapter 5 plots), :mod:`~lib.lm.tasks` (the four tasks built one way for every byte-level BPE),
-:mod:`~lib.lm.study` and :mod:`~lib.lm.study_results` (the per-run analysis of a BPE suite or the hub, cached per run), :mod:`~lib.lm.heads` (previous-token and induction scores) and :mod:`~lib.lm.results` (the committed results).
+ranking, capped K, recovery with its interval and guard), :mod:`~lib.lm.tasks` (the four tasks built one way for every byte-level BPE),
+:mod:`~lib.lm.study` and :mod:`~lib.lm.study_results` (the per-run analysis of a BPE suite or the hub, cached per run, published run by run),
+:mod:`~lib.lm.study_report` (chapter 5's readings of it), :mod:`~lib.lm.heads` (previous-token and induction scores)
+and :mod:`~lib.lm.results` (committed files and the exported checkpoint pair).
 """
 
-from .analysis import AnalysisConfig, RunPatch, SuiteAnalysis, evaluate_prompts
 from .corpus import CorpusConfig, CorpusSampler
 from .emergence import (
     BisectResult,
@@ -43,11 +43,15 @@ from .patching import (
 )
 from .onset import THETA, bisect_onset, max_rise, onset_agreement, ramp_rise, rise_null, smooth, stable_onset
 from .patch_stats import MIN_GAIN, Recovery, capped_ks, rank_heads, recovery, split_prompts
-from .study import RunKey, RunResult, StudyConfig, analyze_run, run_key
-from .study_results import study_run, study_suite
-from .tasks import build_prompts, task_pools
+from .study import RunKey, RunPatch, RunResult, StudyConfig, analyze_run, evaluate_prompts, run_key
+from .study_report import (PatchSummary, RiseSummary, RunPoints, StudyTable, flip_lead, patch_summary, rise_summary,
+                           run_points, study_table)
+from .study_results import (BPE_DATA, BPE_PAIR, COLAB_SELECTION, LivePatch, committed_runs, export_study_pair,
+                            live_patch, open_study, pair_run, publish_runs, study_run, study_source, study_suite)
+from .tasks import PERIODS, build_prompts, task_pools
+from .tasks import TASK_TITLES as STUDY_TASK_TITLES
+from .tasks import TASKS as STUDY_TASKS
 from .prompts import PAPER_EXAMPLE, TASK_TITLES, TASKS, PromptSet, make_prompts, prompt_set
-from .results import PAIR_DIR, REGENERATE, analyze_suite, choose_pair, committed_config, load_analysis
 from .suite import (
     PYTHIA_SIZES,
     HubSuite,
@@ -82,9 +86,13 @@ __all__ = [
     "register_patchable", "make_patchable", "record_patterns", "patched_last_logits", "all_single_head_logits",
     "single_head_masks", "topk_masks", "target_probs", "PatchResult", "patch_heads", "head_scores",
     "MIN_GAIN", "split_prompts", "rank_heads", "capped_ks", "Recovery", "recovery",
-    # analysis and committed results
-    "AnalysisConfig", "SuiteAnalysis", "RunPatch", "evaluate_prompts", "analyze_suite", "load_analysis",
-    "committed_config", "choose_pair", "PAIR_DIR", "REGENERATE",
+    # committed files
+    "RunPatch", "evaluate_prompts",
     # the per-run study (BPE suites and the hub)
-    "StudyConfig", "RunKey", "RunResult", "run_key", "analyze_run", "study_run", "study_suite",
+    "StudyConfig", "RunKey", "RunResult", "run_key", "analyze_run", "study_run", "study_suite", "STUDY_TASKS",
+    "STUDY_TASK_TITLES", "PERIODS", "publish_runs", "committed_runs", "open_study", "study_source", "pair_run",
+    "export_study_pair", "live_patch", "LivePatch", "BPE_DATA", "BPE_PAIR", "COLAB_SELECTION",
+    # chapter 5's readings of the per-run study
+    "StudyTable", "study_table", "RunPoints", "run_points", "flip_lead", "RiseSummary", "rise_summary", "PatchSummary",
+    "patch_summary",
 ]

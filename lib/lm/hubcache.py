@@ -20,7 +20,7 @@ repository, name and file digests, so writing the same suite twice gives the sam
 
 Command::
 
-    python -m lib.lm.hubcache --root build/lm/minisuite --cache build/lm/hubcache [--org attnbook]
+    python -m lib.lm.hubcache --root build/lm/bpesuite --cache build/lm/hubcache [--org attnbook]
 """
 
 from __future__ import annotations

@@ -1,19 +1,21 @@
-"""The offline mini-suite: tiny GPT-NeoX models (sizes × seeds) trained on the synthetic corpus, Pythia-style checkpoints.
+"""The offline mini-suites: small GPT-NeoX models (sizes × seeds) with Pythia-style checkpoints, trained here.
 
-One resumable command builds it::
+One resumable command builds a suite, whole or in shards (a suite too big for one session)::
 
-    python -m lib.lm.minisuite build   --scale full --root build/lm/minisuite   # ≈ 40 CPU-minutes, ≈ 0.5 GB
-    python -m lib.lm.minisuite analyze --scale full --root build/lm/minisuite --publish
+    python -m lib.lm.minisuite build   --scale bpe [--sizes 160k 410k] [--seeds 0 1 2]
+    python -m lib.lm.minisuite analyze --scale bpe --publish
 
-``build`` trains every (size, seed) run one after the other with a progress bar. A run writes its checkpoints
-(``save_pretrained``, fp16, with the tokenizer) as it goes and, next to the latest one, a resume state (fp32 weights,
-optimiser, data-stream state); a killed build continues from there and gives bit-identical checkpoints (one thread,
-no dropout). A finished run leaves ``run.json`` with the sha256 of every file, and the suite's index ``suite.json``
-is written once all runs are done. ``analyze`` (see :mod:`lib.lm.analysis`) goes through the results cache, and
-``--publish`` copies its result and the chapter's checkpoint pair into ``data/``.
+``build`` trains the (size, seed) runs one after the other with a progress bar, seeds outermost. A run writes its
+checkpoints (``save_pretrained``, fp16, with the tokenizer) as it goes and, next to the latest one, a resume state
+(fp32 weights, optimiser, data-stream state); a killed build continues from there and gives bit-identical
+checkpoints (one thread, no dropout). A finished run leaves ``run.json`` with the sha256 of every file, and the
+suite's index ``suite.json`` lists every finished run (``meta["complete"]`` once all are). ``analyze`` runs the
+per-run analysis (:mod:`lib.lm.study`) through the results cache, and ``--publish`` commits each finished run's
+result, the index of the published runs and chapter 5's checkpoint pair to ``data/`` (:mod:`lib.lm.study_results`).
 
-The recipe (corpus mix, ≥3 layers, AdamW 3e-3 with warm-up and cosine decay, seed = init and data order) is the one
-measured in ``shared/reference/minisuite.md``; sizes, seeds and steps are chosen to fit a 1-hour CPU budget.
+Two families: the word-level suites on the synthetic corpus (``full``, ``tiny``; the recipe measured in
+``shared/reference/minisuite.md``: corpus mix, >= 3 layers, AdamW 3e-3 with warm-up and cosine decay, seed = init and
+data order) and the byte-level BPE suites on English prose (``bpe``, ``tiny-bpe``), which chapter 5 reads.
 """
 
 from __future__ import annotations
@@ -349,7 +351,7 @@ def main(argv=None) -> None:
     parser.add_argument("--root", default=None, help="suite folder (default build/lm/<prefix>suite)")
     parser.add_argument("--sizes", nargs="+", default=None, help="build/analyze only these sizes (default all)")
     parser.add_argument("--seeds", nargs="+", type=int, default=None, help="build/analyze only these seeds (default all)")
-    parser.add_argument("--publish", action="store_true", help="analyze: copy the results and the checkpoint pair into data/")
+    parser.add_argument("--publish", action="store_true", help="analyze: commit each finished run's result and the checkpoint pair to data/")
     args = parser.parse_args(argv)
     from ..env import ROOT
 
@@ -387,9 +389,8 @@ def main(argv=None) -> None:
             results = study_suite(StudyConfig(), suite, sizes=args.sizes, seeds=args.seeds)
             print(f"analysed {len(results)} runs of {root} (cached per run)")
     else:
-        from .results import run_analysis_command
-
-        run_analysis_command(args.scale, root, publish_results=args.publish)
+        raise SystemExit(f"the {args.scale!r} suite is word-level; chapter 5's analysis (lib.lm.study) reads byte-level "
+                         "BPE suites: analyze --scale bpe (or tiny-bpe)")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import numpy as np
 
 from .study import RunResult
 
-__all__ = ["StudyTable", "study_table", "RunPoints", "run_points", "RiseSummary", "rise_summary", "PatchSummary",
+__all__ = ["StudyTable", "study_table", "RunPoints", "run_points", "flip_lead", "RiseSummary", "rise_summary", "PatchSummary",
            "patch_summary"]
 
 
@@ -64,10 +64,17 @@ class StudyTable:
         return "\n".join(lines)
 
 
-def study_table(results: list[RunResult], suite) -> StudyTable:
-    """``results`` (any order) of ``suite`` as a :class:`StudyTable`; sizes without any result are left out."""
+def study_table(results: list[RunResult], suite, *, min_runs: int = 1) -> StudyTable:
+    """``results`` (any order) of ``suite`` as a :class:`StudyTable`; sizes with fewer than ``min_runs`` results
+    (chapter 5: 3, so that every size has a spread and an interval) are left out."""
     if not results:
         raise ValueError("no results to arrange")
+    counts = {}
+    for r in results:
+        counts[r.key.size] = counts.get(r.key.size, 0) + 1
+    results = [r for r in results if counts[r.key.size] >= min_runs]
+    if not results:
+        raise ValueError(f"no size has {min_runs} runs: {counts}")
     steps = results[0].steps
     tasks = results[0].tasks
     if any(r.steps != steps or r.tasks != tasks for r in results):
@@ -124,6 +131,29 @@ class RunPoints:
         """The present seeds' steps of size index ``i``."""
         return self.seed_steps[i, self.present[i]]
 
+    def spread_interval(self, **kw):
+        """B-random: the smallest over sizes of the latest over the earliest seed, with a bootstrap interval that
+        resamples each size's seeds (:func:`lib.stats.group_bootstrap_interval`)."""
+        from ..stats import group_bootstrap_interval
+
+        rows = [self.steps_of(i) for i in range(len(self.sizes))]
+
+        def stat(*idx):
+            return min(r[j].max() / max(r[j].min(), 1.0) for r, j in zip(rows, idx))
+
+        return group_bootstrap_interval(stat, [len(r) for r in rows], **kw)
+
+    def size_interval(self, **kw):
+        """B-size: the mean step of the largest size over the smallest's, seeds resampled within each."""
+        from ..stats import ratio_interval
+
+        return ratio_interval(self.steps_of(-1), self.steps_of(0), np.mean, **kw)
+
+    def halves_control(self) -> float:
+        """B-size's control: the same ratio between the odd and the even seeds of the smallest size."""
+        t = self.steps_of(0)
+        return float(np.mean(t[1::2]) / max(np.mean(t[0::2]), 1.0))
+
     def summary(self) -> dict:
         """Glue values: runs, never-solvers, spreads, means, their ratio."""
         n = int(self.present.sum())
@@ -173,6 +203,18 @@ def run_points(table: StudyTable, task: str) -> RunPoints:
     return RunPoints(task, table.sizes, table.seeds, last, seed_steps, never, present, prompt_steps, prompt_never)
 
 
+def flip_lead(table: StudyTable, task: str = "rep") -> np.ndarray:
+    """Per prompt that reaches both points (all runs), the steps by which paper B's point (the first greedy flip,
+    found by bisection on the argmax) comes before the stable point on p(target) (negative: after)."""
+    C = len(table.steps)
+    out = []
+    for r in table.runs.values():
+        i = r.task_index(task)
+        both = (r.onset[i] < C) & (r.flip[i] < C)
+        out.append(table.steps[r.onset[i][both]] - table.steps[r.flip[i][both]])
+    return np.concatenate(out) if out else np.zeros(0)
+
+
 @dataclass
 class RiseSummary:
     """The largest rise of smoothed p(target) within one checkpoint interval (``width`` steps) for ``task``'s prompts
@@ -193,7 +235,8 @@ class RiseSummary:
         nan = float("nan")
         return {"rise_median": float(np.median(self.rise)) if self.rise.size else nan,
                 "rise_n": int(self.rise.size), "ramp_median": float(np.median(self.ramp)) if self.ramp.size else nan,
-                "null_median": float(np.median(self.null)), "null_q95": float(np.quantile(self.null, 0.95)),
+                "null_median": float(np.median(self.null)) if self.null.size else nan,
+                "null_q95": float(np.quantile(self.null, 0.95)) if self.null.size else nan,
                 "rise_width": self.width, "null_solved": self.null_solved}
 
     def __repr__(self) -> str:
@@ -212,10 +255,10 @@ def rise_summary(table: StudyTable, task: str = "rep", *, null_task: str = "icr_
     for sd in table.present(size):
         r = table.runs[(size, sd)]
         i, k = r.task_index(task), r.task_index(null_task)
-        em = (r.onset[i] > 0) & (r.onset[i] < C)
+        em = (r.onset[i] > 0) & (r.onset[i] < C) & np.isfinite(r.rise[i])  # bisect mode (the hub) has no rises
         rise.append(r.rise[i, em])
         ramp.append(r.ramp[i, em])
-        null.append(r.rise[k])
+        null.append(r.rise[k][np.isfinite(r.rise[k])])
         solved.append(r.argmax[k, :, -1] == 1)
     width = next(iter(table.runs.values())).width
     return RiseSummary(task, null_task, size, width, np.concatenate(rise), np.concatenate(ramp),
@@ -253,7 +296,7 @@ class PatchSummary:
             a = a[np.isfinite(a)]
             return float(np.median(a)) if a.size else float("nan")
 
-        return {"patch_runs": len(self.names), "patch_k": self.k, "denoise_median": med(self.denoise),
+        return {"patch_runs": int(np.isfinite(self.denoise).sum()), "patch_listed": len(self.names), "patch_k": self.k, "denoise_median": med(self.denoise),
                 "in_sample_median": med(self.in_sample), "noise_median": med(self.noise),
                 "random_median": med(self.random), "control_shift": med(self.control), "gain_median": med(self.gain),
                 "denoise_min": float(np.nanmin(self.denoise)) if len(self.names) else float("nan"),

@@ -29,7 +29,7 @@ from . import study as _study
 from .study import RunKey, RunResult, StudyConfig, run_key
 from .suite import INDEX_FILE, LocalSuite
 
-__all__ = ["study_run", "study_suite", "publish_runs", "committed_runs", "open_study", "export_study_pair",
+__all__ = ["study_run", "study_suite", "publish_runs", "committed_runs", "open_study", "study_source", "export_study_pair",
            "pair_run", "live_patch", "LivePatch", "BPE_DATA", "BPE_PAIR", "BPE_REGENERATE", "COLAB_SELECTION"]
 
 #: Where the BPE suite's published index lives (its runs' results are in ``data/cache/``).
@@ -117,6 +117,25 @@ def committed_runs(study: StudyConfig | None = None, *, root: Path = BPE_DATA,
     return suite, results
 
 
+def study_source(fast: bool, *, timeout: float = 5.0) -> tuple[str | None, str]:
+    """Which suite chapter 5 reads: ``(hub prefix or None, why)``. ``BOOK_LM_HUB=<org>/<family>`` chooses a hub
+    suite (with ``HF_HUB_OFFLINE=1``: from the hub cache); otherwise, at paper scale, the PolyPythias when the hub
+    answers within ``timeout`` seconds; otherwise (and always at FAST scale) the committed BPE mini-suite."""
+    import os
+
+    from .suite import PYTHIA_PREFIX, hub_reachable
+
+    hub = os.environ.get("BOOK_LM_HUB", "").strip()
+    if hub:
+        if hub.count("/") != 1:
+            raise ValueError(f"BOOK_LM_HUB must be '<org>/<family>' (e.g. EleutherAI/pythia), got {hub!r}")
+        return hub, "BOOK_LM_HUB is set"
+    if fast:
+        return None, "FAST scale"
+    ok, why = hub_reachable(timeout)
+    return (PYTHIA_PREFIX, "paper scale, the hub answered") if ok else (None, f"paper scale, hub unreachable ({why})")
+
+
 def open_study(hub: str | None = None, *, device=None, cache: Cache | None = None):
     """The runs chapter 5 reads: ``(table, suite, why)``.
 
@@ -131,7 +150,7 @@ def open_study(hub: str | None = None, *, device=None, cache: Cache | None = Non
 
     if hub is None:
         suite, results = committed_runs(cache=cache)
-        return study_table(results, suite), suite, f"the BPE mini-suite's committed analysis ({len(results)} runs)"
+        return study_table(results, suite, min_runs=3), suite, f"the BPE mini-suite's committed analysis"
     if hub_offline():
         suite = HubSuite.discover(hub, device=device)
         why = f"{hub} from the hub cache, offline ({len(suite.sizes)} sizes x {len(suite.seeds)} seeds)"
@@ -139,7 +158,7 @@ def open_study(hub: str | None = None, *, device=None, cache: Cache | None = Non
         suite = HubSuite(**COLAB_SELECTION, prefix=hub, device=device, evict=True)
         why = f"{hub} from the hub ({len(suite.sizes)} sizes x {len(suite.seeds)} seeds, by bisection)"
     results = study_suite(StudyConfig(mode="bisect"), suite, cache=cache)
-    return study_table(results, suite), suite, why
+    return study_table(results, suite, min_runs=min(3, len(suite.seeds))), suite, why
 
 
 def pair_run(table, task: str = "rep"):
