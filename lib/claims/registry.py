@@ -350,9 +350,10 @@ CLAIMS: tuple[Claim, ...] = (
                       "interval); the share of the rise used before passed on shuffled curves as easily (claims "
                       "review) and is gone"),
                     R(at_least(0.1), "a quarter of the paper's example rise"),
-                    control="the same measure on every prompt of a task the same runs never learn (in-context "
-                    "repetition over held-out words, nothing emerges by construction of the corpus): must fail; an "
-                    "even ramp of each prompt's own rise is shown beside it",
+                    control="the same measure on the same prompts' curves reversed in time, i.e. their largest fall "
+                    "within one interval (a curve that flickers rises and falls alike; a one-way jump is absent by "
+                    "construction from the reversed curve): must fail; a never-learned task's prompts (in-context "
+                    "repetition over held-out words) and an even ramp of each prompt's own rise are shown beside it",
                     fmt=".2f",
                     committed="the BPE suite's per-run analysis (data/lm/bpesuite)"),
           )),
