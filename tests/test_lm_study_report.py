@@ -64,3 +64,15 @@ def test_flip_lead_is_the_stable_point_minus_the_first_flip_for_prompts_with_bot
     r.flip = np.stack([np.array([1, 3, 2, 5]), np.full(4, 5)])  # prompt 2 never stable, prompt 3 never flips
     lead = flip_lead(study_table([r], _Suite()), "rep")
     assert sorted(lead.tolist()) == [0.0, 100.0]  # prompt 0: 200 - 100; prompt 1: 300 - 300
+
+
+def test_the_time_reversed_control_sees_flicker_but_not_a_one_way_jump():
+    from lib.lm.onset import max_rise
+
+    r = _result("l", 0, [2, 1, 1, 1], [0.0] * 4)
+    r.key = RunKey(StudyConfig(window=1), "local", "l-0", "l", 0, STEPS, "d")  # no smoothing: exact numbers
+    r.p_target[0] = np.array([[0, 0, 1, 1, 1], [0, 1, 0, 1, 0], [0, 0.5, 0.5, 0.5, 0.5], [0, 0.9, 0.9, 0.1, 0.9]])
+    r.rise[0] = max_rise(r.p_target[0].astype(float), STEPS, 100.0, 1)
+    rs = rise_summary(study_table([r], _Suite()), "rep")
+    assert rs.rise.tolist() == [1.0, 1.0, 0.5, pytest.approx(0.9)]
+    assert rs.reversed.tolist() == [0.0, 1.0, 0.0, pytest.approx(0.8)]  # the jump and the step fall nowhere

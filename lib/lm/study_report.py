@@ -218,9 +218,11 @@ def flip_lead(table: StudyTable, task: str = "rep") -> np.ndarray:
 @dataclass
 class RiseSummary:
     """The largest rise of smoothed p(target) within one checkpoint interval (``width`` steps) for ``task``'s prompts
-    that emerge after the first checkpoint in the runs of ``size``, beside its references on the same runs: ``null``
-    the same measure for every prompt of ``null_task`` (a task these runs never learn), ``ramp`` an even ramp of each
-    emerging prompt's own total rise."""
+    that emerge after the first checkpoint in the runs of ``size``, beside its references on the same runs:
+    ``reversed`` the same measure on the same curves reversed in time (the largest *fall* within one interval: a
+    curve that flickers rises and falls alike, a jump only rises, so this is where a one-way jump is absent by
+    construction), ``null`` the same measure for every prompt of ``null_task`` (a task these runs never learn), and
+    ``ramp`` an even ramp of each emerging prompt's own total rise."""
 
     task: str
     null_task: str
@@ -230,6 +232,7 @@ class RiseSummary:
     ramp: np.ndarray
     null: np.ndarray
     null_solved: float
+    reversed: np.ndarray
 
     def summary(self) -> dict:
         nan = float("nan")
@@ -237,12 +240,14 @@ class RiseSummary:
                 "rise_n": int(self.rise.size), "ramp_median": float(np.median(self.ramp)) if self.ramp.size else nan,
                 "null_median": float(np.median(self.null)) if self.null.size else nan,
                 "null_q95": float(np.quantile(self.null, 0.95)) if self.null.size else nan,
-                "rise_width": self.width, "null_solved": self.null_solved}
+                "rise_width": self.width, "null_solved": self.null_solved,
+                "reversed_median": float(np.median(self.reversed)) if self.reversed.size else nan}
 
     def __repr__(self) -> str:
         s = self.summary()
         return (f"{self.task} at {self.size}: {s['rise_n']} emerging prompts, median rise {s['rise_median']:.2f} "
-                f"within {self.width:.0f} steps; even ramp {s['ramp_median']:.3f}; null ({self.null_task}, never "
+                f"within {self.width:.0f} steps; the same curves reversed in time {s['reversed_median']:.2f}; even ramp "
+                f"{s['ramp_median']:.3f}; null ({self.null_task}, never "
                 f"learned: {self.null_solved:.0%} of its prompts solved at the end) {s['null_median']:.3f} "
                 f"(95th percentile {s['null_q95']:.3f})")
 
@@ -250,7 +255,9 @@ class RiseSummary:
 def rise_summary(table: StudyTable, task: str = "rep", *, null_task: str = "icr_held", size: str | None = None) -> RiseSummary:
     """Abruptness of ``task`` at ``size`` (default the largest) against its null and ramp (class docstring)."""
     size = size or table.sizes[-1]
-    rise, ramp, null, solved = [], [], [], []
+    from .onset import max_rise
+
+    rise, ramp, null, solved, back = [], [], [], [], []
     C = len(table.steps)
     for sd in table.present(size):
         r = table.runs[(size, sd)]
@@ -258,11 +265,14 @@ def rise_summary(table: StudyTable, task: str = "rep", *, null_task: str = "icr_
         em = (r.onset[i] > 0) & (r.onset[i] < C) & np.isfinite(r.rise[i])  # bisect mode (the hub) has no rises
         rise.append(r.rise[i, em])
         ramp.append(r.ramp[i, em])
+        st = np.asarray(r.steps, dtype=float)
+        back.append(max_rise(r.p_target[i, em, ::-1].astype(float), st[-1] - st[::-1], r.width, r.key.study.window)
+                    if em.any() else np.zeros(0))
         null.append(r.rise[k][np.isfinite(r.rise[k])])
         solved.append(r.argmax[k, :, -1] == 1)
     width = next(iter(table.runs.values())).width
     return RiseSummary(task, null_task, size, width, np.concatenate(rise), np.concatenate(ramp),
-                       np.concatenate(null), float(np.mean(np.concatenate(solved))))
+                       np.concatenate(null), float(np.mean(np.concatenate(solved))), np.concatenate(back))
 
 
 @dataclass
