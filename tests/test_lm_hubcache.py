@@ -67,6 +67,14 @@ def test_the_cache_has_the_hub_layout_and_pythia_files(tiny, cache):
     again = cache.parent / "again"
     write_hub_cache(tiny, again, org="attnbook", steps=(24,))
     assert (again / repo_folder("attnbook/tiny-60k-seed1") / "refs" / "step24").read_text() == commit
+    # a selection (what a suite built in shards writes for discover): those repositories only
+    some = cache.parent / "some"
+    assert write_hub_cache(tiny, some, org="attnbook", steps=(24,), seeds=(1,)) == ["attnbook/tiny-30k-seed1",
+                                                                                  "attnbook/tiny-60k-seed1"]
+    assert sorted(p.name for p in some.iterdir()) == [repo_folder("attnbook/tiny-30k-seed1"),
+                                                       repo_folder("attnbook/tiny-60k-seed1")]
+    with pytest.raises(ValueError, match="no built run"):
+        write_hub_cache(tiny, some, sizes=("90k",))
 
 
 def test_pythia_config_refuses_keys_it_cannot_express():

@@ -20,7 +20,7 @@ repository, name and file digests, so writing the same suite twice gives the sam
 
 Command::
 
-    python -m lib.lm.hubcache --root build/lm/bpesuite --cache build/lm/hubcache [--org attnbook]
+    python -m lib.lm.hubcache --root build/lm/bpesuite --cache build/lm/hubcache [--org attnbook] [--seeds 0 1 2]
 """
 
 from __future__ import annotations
@@ -139,9 +139,12 @@ def _write_snapshot(repo: Path, repo_id: str, revision: str, files: dict[str, by
     return commit
 
 
-def write_hub_cache(suite: LocalSuite, cache_dir: str | Path, *, org: str = "attnbook", steps=None) -> list[str]:
-    """Write every model of ``suite`` (its ``steps``, or the given subset) into ``cache_dir`` as hub repositories
-    ``<org>/<suite prefix>-<size>[-seed<k>]``; return the repo ids.
+def write_hub_cache(suite: LocalSuite, cache_dir: str | Path, *, org: str = "attnbook", steps=None, sizes=None,
+                    seeds=None) -> list[str]:
+    """Write every built model of ``suite`` (restricted to ``sizes`` × ``seeds`` if given; its ``steps``, or the
+    given subset) into ``cache_dir`` as hub repositories ``<org>/<suite prefix>-<size>[-seed<k>]``; return the repo
+    ids. (:meth:`lib.lm.suite.HubSuite.discover` wants every size with every seed: of a suite built in shards, write
+    a selection that has them.)
 
     Point ``HF_HUB_CACHE`` at ``cache_dir`` and set ``HF_HUB_OFFLINE=1``; then
     ``HubSuite.discover(f"{org}/{suite.prefix}")`` finds the suite and loads it as the hub's PolyPythias are loaded.
@@ -156,7 +159,10 @@ def write_hub_cache(suite: LocalSuite, cache_dir: str | Path, *, org: str = "att
     cache = Path(cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     repo_ids = []
-    for size, seed in sorted(suite.built, key=lambda r: (suite.sizes.index(r[0]), r[1])):  # finished runs
+    runs = [(sz, sd) for sz, sd in suite.built if (sizes is None or sz in sizes) and (seeds is None or sd in seeds)]
+    if not runs:
+        raise ValueError(f"no built run of {suite.root} among sizes {sizes} and seeds {seeds}")
+    for size, seed in sorted(runs, key=lambda r: (suite.sizes.index(r[0]), r[1])):  # finished runs
         repo_id = f"{org}/{suite.name(size, seed)}"
         repo = cache / repo_folder(repo_id)
         last = None
@@ -172,17 +178,19 @@ def write_hub_cache(suite: LocalSuite, cache_dir: str | Path, *, org: str = "att
 
 
 def main(argv=None) -> None:
-    """``python -m lib.lm.hubcache --root SUITE --cache DIR [--org ORG] [--clean]``."""
+    """``python -m lib.lm.hubcache --root SUITE --cache DIR [--org ORG] [--sizes ...] [--seeds ...] [--clean]``."""
     parser = argparse.ArgumentParser(prog="python -m lib.lm.hubcache", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", required=True, help="the local suite folder (with suite.json)")
     parser.add_argument("--cache", required=True, help="the hub cache folder to write (HF_HUB_CACHE)")
     parser.add_argument("--org", default="attnbook")
+    parser.add_argument("--sizes", nargs="+", default=None, help="only these sizes (default every built one)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=None, help="only these seeds")
     parser.add_argument("--clean", action="store_true", help="delete the cache folder first")
     args = parser.parse_args(argv)
     if args.clean:
         shutil.rmtree(args.cache, ignore_errors=True)
     suite = LocalSuite(args.root)
-    ids = write_hub_cache(suite, args.cache, org=args.org)
+    ids = write_hub_cache(suite, args.cache, org=args.org, sizes=args.sizes, seeds=args.seeds)
     size = sum(f.stat().st_size for f in Path(args.cache).rglob("*") if f.is_file() and not f.is_symlink())
     print(f"wrote {len(ids)} repositories x {len(suite.steps)} revisions ({size / 1e6:.1f} MB) into {args.cache}")
     print(f"use: HF_HUB_CACHE={Path(args.cache).resolve()} HF_HUB_OFFLINE=1 BOOK_LM_HUB={args.org}/{suite.prefix}")
