@@ -45,6 +45,11 @@ def test_points_spread_and_never_solvers_follow_the_median_prompt_rule():
     assert pts.mean_steps[1] == pytest.approx(800 / 3) and pts.summary()["n_never_runs"] == 1
     # the within-run control of run l-0: all prompts at 100 -> ratio 1; of s-0: evens (100, 200) vs odds (100, 400)
     assert pts.within[0] == pytest.approx(400 / 150)
+    # B-never's interval resamples the seeds of sizes with two runs or more (here l: one never-solver of three)
+    iv = pts.never_interval(resamples=400)
+    assert iv.value == 1 and iv.lo == 0 and iv.hi >= 2 and iv.n == 3
+    with pytest.raises(ValueError, match="two runs"):
+        run_points(study_table(res[:1], _Suite()), "rep").never_interval()
 
 
 def test_rises_are_the_emerging_prompts_beside_the_never_learned_null():

@@ -327,8 +327,13 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B-never", "Some seeds never show the capability by the end of training.",
           "Pythia, repetition by 143K: 14M 6/10, 31M 8/10, 70M 5/10, 160M 9/10, 410M 10/10 seeds solve", (
               Check(CH5, "trained", "runs in which at least half the string-repetition prompts never reach their "
-                    "point of emergence (smoothed p(target) >= 0.5 from there on, lib.lm.study)",
+                    "point of emergence (smoothed p(target) >= 0.5 from there on, lib.lm.study); interval: bootstrap "
+                    "over each size's seeds (lib.lm.RunPoints.never_interval)",
                     R(at_least(1), "the paper finds never-solvers at four of five sizes"), fmt="d",
+                    control="the same count on in-context repetition over the corpus-half words, a capability the "
+                    "corpus teaches every run by design (it repeats these words inside its spans), so that a count "
+                    "above zero would come from the measure (threshold, smoothing, horizon), not from the seeds: must "
+                    "fail; chosen after seeing that every run of the suite learns that task",
                     committed="the BPE suite's per-run analysis (data/lm/bpesuite)"),
           )),
     Claim("B-size", "Larger models emerge earlier on average.",

@@ -143,6 +143,20 @@ class RunPoints:
 
         return group_bootstrap_interval(stat, [len(r) for r in rows], **kw)
 
+    def never_interval(self, **kw):
+        """B-never: the number of never-solver runs, with a bootstrap interval that resamples each size's seeds
+        (:func:`lib.stats.group_bootstrap_interval`; sizes with fewer than two runs are left out)."""
+        from ..stats import group_bootstrap_interval
+
+        rows = [self.never[i, self.present[i]] for i in range(len(self.sizes)) if self.present[i].sum() >= 2]
+        if not rows:
+            raise ValueError("no size has two runs to resample")
+
+        def stat(*idx):
+            return float(sum(r[j].sum() for r, j in zip(rows, idx)))
+
+        return group_bootstrap_interval(stat, [len(r) for r in rows], **kw)
+
     def size_interval(self, **kw):
         """B-size: the mean step of the largest size over the smallest's, seeds resampled within each."""
         from ..stats import ratio_interval
