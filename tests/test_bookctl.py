@@ -76,6 +76,34 @@ def test_snapshot_accept_then_check(tmp_path):
     assert "missing" in bookctl.check_snapshot([a], "fast", tmp_path / "nowhere.json")[0]
     # a chapter that read another source (chapter 5 on a hub suite) is left out of the comparison on both sides
     assert bookctl.check_snapshot([a, flipped], "fast", snap, skip={"01_copy_task"}) == []
+    # at another seed offset the share of kept statuses is what counts (a claim not recorded counts as moved)
+    assert bookctl.kept_share([a, flipped], "fast", snap) == (1, 2) and bookctl.kept_share([a], "fast", snap) == (1, 2)
+    assert bookctl.kept_share([a, b], "fast", snap) == (2, 2) and bookctl.seed_offsets([a, b]) == {0}
+
+
+def test_ledger_check_at_another_seed_offset_needs_nine_in_ten_kept(tmp_path, monkeypatch, capsys):
+    import dataclasses
+
+    import lib
+
+    lib.setup("01_copy_task", fast=True)
+    base = lib.claim("A-soft-order", 0.9, control=0.1, show=False, robustness=[])
+    recs = [dataclasses.replace(base, id=f"X{i}") for i in range(10)]
+    snap = tmp_path / "ledger.json"
+    bookctl.accept_snapshot(recs, "fast", snap, ROOT)
+    moved = lambda n, off: [dataclasses.replace(r, status="contradicted" if i < n else r.status,  # noqa: E731
+                                                extra=dict(r.extra, seed_offset=off)) for i, r in enumerate(recs)]
+    monkeypatch.setattr(bookctl, "ledger", lambda out: ("# ledger", moved_now))
+    moved_now = moved(1, 4)  # 9 of 10 kept at offset 4: passes, listing the moved claim
+    assert bookctl.main(["ledger", str(tmp_path), "--check", str(snap)]) == 0
+    assert "9 of 10 statuses kept" in capsys.readouterr().out
+    moved_now = moved(2, 4)  # 8 of 10: fails
+    assert bookctl.main(["ledger", str(tmp_path), "--check", str(snap)]) == 1
+    moved_now = moved(1, 0)  # at the default seed any change fails
+    assert bookctl.main(["ledger", str(tmp_path), "--check", str(snap)]) == 1
+    moved_now = moved(0, 4)  # and a build at another offset never becomes the snapshot
+    with pytest.raises(SystemExit, match="seed offset"):
+        bookctl.main(["ledger", str(tmp_path), "--accept", str(snap)])
 
 
 def test_the_hub_source_takes_chapter_5_out_of_the_comparison(monkeypatch):
