@@ -189,6 +189,13 @@ def test_samples_give_the_bootstrap_interval(book_context):
     assert rec.status == "partial" and rec.raw_status == "reproduced"  # all but the robustness runs
     rec = lib.claim("B-abrupt", 0.6, samples=x, control=0.5, show=False, robustness=[])
     assert "the control passes the criterion too" in rec.unmet
+    # one sample (one seed qualified): its value, no interval, so it cannot be reproduced; none is an error
+    rec = lib.claim("B-abrupt", None, samples=[0.7], control=0.05, show=False, robustness=[])
+    assert rec.measured == 0.7 and rec.interval is None and "no interval over seeds or prompts" in rec.unmet
+    rec = lib.claim("B-abrupt", 0.7, control=float("nan"), show=False, robustness=[])  # a control that could not be
+    assert rec.control is None and "the control was not measured" in rec.unmet  # measured is not a number
+    with pytest.raises(ValueError, match="no samples"):
+        lib.claim("B-abrupt", None, samples=[], control=0.05, show=False, robustness=[])
 
 
 @pytest.mark.parametrize(

@@ -252,7 +252,9 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         The same measurement on the check's negative control.
     samples : array-like, optional
         The per-seed (or per-prompt) values; their 90 % percentile-bootstrap interval of the check's statistic
-        (:func:`lib.stats.bootstrap_interval`) is recorded and must lie wholly past the threshold.
+        (:func:`lib.stats.bootstrap_interval`) is recorded and must lie wholly past the threshold. A single sample
+        (e.g. only one seed qualified at this seed offset) gives the value without an interval, which cannot be
+        *reproduced*; none at all is a ``ValueError``.
     interval : lib.stats.Interval, optional
         An interval computed by the chapter's study instead of ``samples``.
     text : str, optional
@@ -278,15 +280,25 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         if boolean:
             raise ValueError(f"claim {id}: a qualitative claim has no samples")
         stat = np.median if check.statistic == "median" else np.mean
-        interval = bootstrap_interval(np.asarray(samples, dtype=float), stat)
-        if value is None:
-            value = interval.value
+        samples = np.asarray(samples, dtype=float).ravel()
+        if samples.size == 0:
+            raise ValueError(f"claim {id}: no samples (pass value=None for a run that was not made)")
+        if samples.size == 1:  # one seed: the value without an interval (so it cannot be reproduced), not an error
+            extra = {**(extra or {}), "samples": 1}
+            if value is None:
+                value = float(samples[0])
+        else:
+            interval = bootstrap_interval(samples, stat)
+            if value is None:
+                value = interval.value
     if interval is not None and not isinstance(interval, Interval):
         raise TypeError(f"claim {id}: interval must be a lib.stats.Interval, got {type(interval).__name__}")
     value = _as_value(f"claim {id}: value", value, boolean)
     control = _as_value(f"claim {id}: control", control, boolean)
     if isinstance(value, float) and math.isnan(value):
         raise ValueError(f"claim {id}: the measured value is NaN")
+    if isinstance(control, float) and math.isnan(control):  # e.g. no run qualified for the control at this seed
+        control, extra = None, {**(extra or {}), "control_nan": True}  # judged as a control not measured
 
     runs = robustness_runs() if robustness is None else robustness
     key = f"{ctx.chapter}/{id}"
