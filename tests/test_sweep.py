@@ -100,6 +100,9 @@ def test_killed_sweep_resumes_without_recomputing_or_losing(tmp_path):
     done_before = len(entries())
     assert 3 <= done_before < n, f"kill came too late ({done_before} of {n} done)"
     calls_before = calls(log)
+    # a SIGKILL that lands inside a write leaves that write's temporary file: nothing can prevent it,
+    # but it must never be read as an entry, and the rerun must not add one of its own
+    orphans = set(cache_dir.rglob("*.tmp"))
 
     cache = Cache(cache_dir, enabled=True)
     with cf.ThreadPoolExecutor(2) as ex:
@@ -111,7 +114,7 @@ def test_killed_sweep_resumes_without_recomputing_or_losing(tmp_path):
     # nothing that had finished was computed again
     after = calls(log)[len(calls_before):]
     assert set(after) == set(out.computed) and not set(after) & set(out.loaded)
-    assert not list(cache_dir.rglob("*.tmp")), "a half-written file was left behind"
+    assert set(cache_dir.rglob("*.tmp")) <= orphans, "the rerun left a half-written file behind"
 
 
 @pytest.mark.parametrize(
