@@ -10,11 +10,11 @@ from . import models, studies, tasks, train  # noqa: F401 (lib.train for scripts
 
 # book glue: scale, seeds, glued values, claims, widgets
 from .book import finish, glue, glue_all, interact, setup
-from .claims import REGISTRY, claim
+from .claims import REGISTRY, claim, condition_interval
 from .env import DATA_DIR
 from .seeds import reseed, seed, seed_offset
 
-__all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "REGISTRY", "seed",
+__all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "condition_interval", "REGISTRY", "seed",
            "seed_offset", "reseed"]
 
 # paper A: the copy task, the copy head, its objective, MAP fitting, Langevin sampling, transition scans (ch. 1-4)
@@ -71,12 +71,12 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 # measures read off training curves, and intervals over seeds (seed indices as arguments, for the bootstrap)
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
                        group_time_ratios, halves_time_ratio, heads_vs_head_size, input_bit_loss, mean_curve_time,
-                       relaxation_times)  # fmt: skip
+                       relaxation_times, slowing_factors)  # fmt: skip
 from .stats import (bootstrap_interval, coefficient_of_variation, group_bootstrap_interval, halves_ratio,
                     ratio_interval)  # fmt: skip
 
 __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size",
-            "archs_beating", "input_bit_loss", "relaxation_times", "fluctuation", "bootstrap_interval",
+            "archs_beating", "input_bit_loss", "relaxation_times", "slowing_factors", "fluctuation", "bootstrap_interval",
             "coefficient_of_variation", "group_bootstrap_interval", "halves_ratio",
             "ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
             "prepretrain_speedups"]  # fmt: skip

@@ -180,6 +180,31 @@ def relaxation_times(steps, target, tol: float = 0.05, floor: float = 0.01) -> n
     return steps[np.minimum(last_out + 1, inside.shape[-1] - 1)]
 
 
+def slowing_factors(tau_lin, P_lin, P1: float, tau_soft, P_soft, P_star: float) -> tuple[float, float]:
+    r"""Critical slowing down of the two heads: ``(linear factor at its peak, softmax factor at P*)``.
+
+    ``tau_lin`` ``(n_P, seeds)`` are the linear runs' relaxation times (:func:`relaxation_times`) at the sizes
+    ``P_lin``, ``tau_soft`` the softmax runs' at ``P_soft``. With :math:`\bar\tau(P)` the mean over seeds,
+
+    .. math:: f_\text{lin} = \frac{\max_P \bar\tau_\text{lin}(P)}{\langle \bar\tau_\text{lin}(P)\rangle_{P \le P_1/2}},
+              \qquad f_\text{soft} = \frac{\bar\tau_\text{soft}(P_\text{last} \le P^*)}
+              {\langle \bar\tau_\text{soft}(P)\rangle_{P \le 0.6\,P^*}} .
+
+    A continuous transition makes :math:`f_\text{lin}` large (the curvature vanishes at the onset); a first-order
+    one gives no such peak at :math:`P^*`.
+    """
+    tau_lin, tau_soft = np.asarray(tau_lin, dtype=float), np.asarray(tau_soft, dtype=float)
+    P_lin, P_soft = np.asarray(P_lin, dtype=float), np.asarray(P_soft, dtype=float)
+    for name, tau, P in (("tau_lin", tau_lin, P_lin), ("tau_soft", tau_soft, P_soft)):
+        if tau.ndim != 2 or P.shape != tau.shape[:1]:
+            raise ValueError(f"{name} must be (n_P, seeds) with n_P = {P.size} sizes, got {tau.shape}")
+    far_lin, far_soft, at = P_lin <= 0.5 * P1, P_soft <= 0.6 * P_star, P_soft <= P_star
+    if not (far_lin.any() and far_soft.any()):
+        raise ValueError("the grids need sizes far below the transitions (P <= P1/2 and P <= 0.6 P*)")
+    lin, soft = tau_lin.mean(1), tau_soft.mean(1)  # (n_P,) mean over seeds
+    return float(lin.max() / lin[far_lin].mean()), float(soft[at][-1] / soft[far_soft].mean())
+
+
 def fluctuation(target) -> tuple[np.ndarray, np.ndarray]:
     """Variance in time of the order parameter over the second half of each run ``target`` ``(n_P, seeds, K)``:
     its mean over seeds and the standard error of that mean, each ``(n_P,)``."""

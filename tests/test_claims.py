@@ -40,8 +40,8 @@ def test_criterion_on_an_interval():
     assert lib.claims.at_least(1).holds_on(1.0, 5.0) and not lib.claims.at_least(1).holds_on(0.9, 5.0)
     assert lib.claims.at_most(1).holds_on(-np.inf, 1.0) and not lib.claims.at_most(1).holds_on(0.5, 1.1)
     assert lib.claims.between(0, 1).holds_on(0.2, 0.8) and not lib.claims.between(0, 1).holds_on(0.2, 1.2)
-    with pytest.raises(ValueError, match="qualitative"):
-        lib.claims.is_true().holds_on(0, 1)
+    # a yes/no condition's interval is that of its indicator over resamples: it passes only when both ends are 1
+    assert lib.claims.is_true().holds_on(1.0, 1.0) and not lib.claims.is_true().holds_on(0.0, 1.0)
 
 
 @pytest.mark.parametrize(
@@ -155,11 +155,49 @@ def test_partial_contradicted_derived_and_not_run():
     assert judge(d, 0.6)[0] == "partial" and judge(d, 0.1)[0] == "not at our scale"
 
 
-def test_a_qualitative_claim_has_no_interval_requirement():
+def test_a_qualitative_claim_needs_its_condition_to_hold_across_the_interval():
     q = check(reproduced=Rule(lib.claims.is_true("holds"), "paper"), partial=None)
-    assert judge(q, True, control=False, robust=(3, 3))[0] == "reproduced"
-    assert judge(q, True, control=True, robust=(3, 3))[2] == ["the control passes the criterion too"]
+    assert judge(q, True, control=False, interval=(1.0, 1.0), robust=(3, 3))[0] == "reproduced"
+    # a yes on one draw is not a reproduction: without resamples, or when some resamples say no, it is partial
+    assert judge(q, True, control=False, robust=(3, 3))[2] == ["no interval over seeds or prompts"]
+    assert "fails in a resample" in judge(q, True, control=False, interval=(0.0, 1.0), robust=(3, 3))[2][0]
+    assert judge(q, True, control=True, interval=(1.0, 1.0), robust=(3, 3))[2] == ["the control passes the criterion too"]
     assert judge(q, False)[0] == "not at our scale"
+
+
+def test_condition_interval_is_the_bootstrap_of_the_indicator():
+    x = np.array([0.9, 0.95, 0.85, 0.92, 0.88, 0.97])
+    sure = lib.condition_interval(lambda g: np.median(g) >= 0.5, x)
+    assert (sure.value, sure.lo, sure.hi, sure.n) == (1.0, 1.0, 1.0, 6)  # every resample's median is above 0.5
+    never = lib.condition_interval(lambda g: np.median(g) >= 2, x)
+    assert (never.value, never.lo, never.hi) == (0.0, 0.0, 0.0)
+    # one outlying unit of 9: the median is robust to it, the maximum is not (it enters 1 - (8/9)^9 = 65 % of resamples)
+    y = np.array([0.1] * 8 + [5.0])
+    assert lib.condition_interval(lambda g: np.median(g) < 1, y).lo == 1.0
+    shaky = lib.condition_interval(lambda g: g.max() < 1, y)
+    assert (shaky.value, shaky.lo, shaky.hi) == (0.0, 0.0, 1.0)
+    # paired arrays stacked on a leading axis are resampled together; separate groups independently
+    a, b = np.arange(5.0), np.arange(5.0)
+    assert lib.condition_interval(lambda g: np.all(g[0] == g[1]), np.stack([a, b])).lo == 1.0
+    assert lib.condition_interval(lambda u, v: np.all(u == v), a, b).lo == 0.0
+    with pytest.raises(ValueError, match="at least 2"):
+        lib.condition_interval(lambda g: True, np.array([1.0]))
+    with pytest.raises(ValueError, match="at least one group"):
+        lib.condition_interval(lambda: True)
+
+
+def test_a_qualitative_claim_takes_the_interval_of_its_condition(book_context):
+    lib.setup("08_synthesis", fast=True)
+    sure = lib.condition_interval(lambda g: np.median(g) >= 0.5, np.array([0.9, 0.95, 0.85, 0.92]))
+    rec = lib.claim("S-precursor", None, interval=sure, control=False, show=False, robustness=[])
+    assert rec.measured is True and rec.raw_status == "reproduced" and "holds in more than 95 %" in rec.interval_text()
+    shaky = lib.stats.Interval(1.0, 0.0, 1.0, 0.9, 4)
+    rec = lib.claim("S-precursor", True, interval=shaky, control=False, show=False, robustness=[])
+    assert rec.status == "partial" and "fails in at least 5 %" in rec.interval_text()
+    with pytest.raises(ValueError, match="disagrees"):
+        lib.claim("S-precursor", False, interval=sure, control=False, show=False, robustness=[])
+    with pytest.raises(ValueError, match="indicator"):
+        lib.claim("S-precursor", True, interval=lib.stats.Interval(0.7, 0.5, 0.9, 0.9, 4), control=False, show=False)
 
 
 # --------------------------------------------------------------------------------------------- lib.claim
@@ -281,11 +319,12 @@ def test_committed_studies_cannot_pass_the_robustness_requirement():
 
 def test_robustness_runs_decide_fragility(chapter1):
     key = "01_copy_task/A-loss"
+    sure = lib.stats.Interval(1.0, 1.0, 1.0, 0.9, 5)  # the condition holds in every resample
     kept = [{"label": f"BOOK_SEED={k}", "statuses": {key: "reproduced"}} for k in (1, 2)]
-    rec = lib.claim("A-loss", True, control=False, show=False, robustness=kept)
+    rec = lib.claim("A-loss", True, interval=sure, control=False, show=False, robustness=kept)
     assert rec.status == "reproduced" and rec.unmet == [] and rec.robust_text() == "kept in 2 of 2 robustness runs"
     flipped = kept[:1] + [{"label": "default kernels", "statuses": {key: "partial"}}]
-    assert lib.claim("A-loss", True, control=False, show=False, robustness=flipped).status == "partial"
+    assert lib.claim("A-loss", True, interval=sure, control=False, show=False, robustness=flipped).status == "partial"
     missing = kept[:1] + [{"label": "BOOK_SEED=2", "statuses": {}}]  # the run never reached the claim
-    rec = lib.claim("A-loss", True, control=False, show=False, robustness=missing)
+    rec = lib.claim("A-loss", True, interval=sure, control=False, show=False, robustness=missing)
     assert rec.status == "partial" and "1 of 2" in rec.unmet[0]

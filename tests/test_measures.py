@@ -112,3 +112,18 @@ def test_fluctuation_is_the_late_variance_averaged_over_seeds():
     assert mean == pytest.approx([0.01, 1.0], rel=0.1) and np.all(se < 0.1 * mean)
     with pytest.raises(ValueError, match="seeds"):
         lib.fluctuation(noise[:, :1])
+
+
+def test_slowing_factors_are_peak_and_p_star_over_far_below():
+    P_lin, P_soft = np.array([1.0, 2.0, 4.0, 8.0]), np.array([10.0, 20.0, 30.0, 40.0])
+    tau_lin = np.array([[10, 10], [20, 40], [300, 100], [50, 50]], dtype=float)  # (n_P, seeds); onset P1 = 4
+    tau_soft = np.array([[5, 7], [6, 6], [12, 12], [30, 30]], dtype=float)  # P* = 30
+    lin, soft = lib.slowing_factors(tau_lin, P_lin, 4.0, tau_soft, P_soft, 30.0)
+    assert lin == pytest.approx(200 / 20)  # peak mean 200 over the mean of P <= 2 (10 and 30)
+    assert soft == pytest.approx(12 / 6)  # the last size not above P* over the mean of P <= 18
+    # invariant to the seeds' order, and to a common rescaling of time
+    assert lib.slowing_factors(tau_lin[:, ::-1], P_lin, 4.0, 3 * tau_soft, P_soft, 30.0) == pytest.approx((lin, soft))
+    with pytest.raises(ValueError, match="n_P"):
+        lib.slowing_factors(tau_lin[:3], P_lin, 4.0, tau_soft, P_soft, 30.0)
+    with pytest.raises(ValueError, match="far below"):
+        lib.slowing_factors(tau_lin, P_lin, 1.0, tau_soft, P_soft, 30.0)

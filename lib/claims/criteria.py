@@ -33,10 +33,11 @@ class Criterion:
     def holds_on(self, lo: float, hi: float) -> bool:
         """Every value in ``[lo, hi]`` passes (the interval lies wholly past the threshold).
 
-        The criteria are intervals of the real line, so this is true exactly when both ends pass.
+        The criteria are intervals of the real line, so this is true exactly when both ends pass. For a qualitative
+        (``is_true``) criterion the interval is that of the condition's indicator (1 where it holds) over bootstrap
+        resamples (:func:`lib.claims.condition_interval`): it passes when both ends are 1, i.e. the condition holds
+        in every resample inside the interval's level.
         """
-        if self.op == "is_true":
-            raise ValueError("a qualitative (is_true) criterion has no interval")
         return self(lo) and self(hi)
 
     def describe(self) -> str:

@@ -10,7 +10,8 @@ never counted as a reproduction). For a check on trained or sampled models, in t
 1. ``contradicted`` if the contradicted criterion holds (on the whole interval, when there is one: a contradiction
    must be as sure as a reproduction);
 2. ``reproduced`` if the reproduced criterion holds **and** every one of these does: the 90 % bootstrap interval
-   over seeds or prompts lies wholly past the threshold; the negative control was measured and fails the same
+   over seeds or prompts lies wholly past the threshold (for a yes/no claim: the condition holds in the resamples
+   of that interval, :func:`condition_interval`); the negative control was measured and fails the same
    criterion; the status was the same in every robustness run (``data/robustness.json``: other seed offsets and
    CPU kernels); the claim's setting was not chosen to match the paper (the registry's ``choice``: an agreement that
    a choice builds in is not a reproduction). Each requirement that is not met is listed in the record (``unmet``) and the status is ``partial``;
@@ -31,13 +32,14 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
 from .registry import Check, Claim, get_check
 
-__all__ = ["CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "claim", "judge", "robustness_runs"]
+__all__ = ["CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "claim", "condition_interval", "judge",
+           "robustness_runs"]  # fmt: skip
 
 CLAIM_KEY = "attention_book_claim"
 STATUSES = ("reproduced", "partial", "not at our scale", "contradicted", "derived", "not run")
@@ -100,20 +102,20 @@ def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int
         status = "partial" if part is not None and part.criterion(value) else "not at our scale"
         return status, status, []
     if contra is not None and contra.criterion(value):
-        if interval is None or contra.criterion.op == "is_true" or contra.criterion.holds_on(*interval):
+        if interval is None or contra.criterion.holds_on(*interval):
             return "contradicted", "contradicted", []
     if not rep(value):
         ok = part is not None and part.criterion(value)
-        if ok and interval is not None and part.criterion.op != "is_true":
+        if ok and interval is not None:
             ok = part.criterion.holds_on(*interval)  # with an interval, partial needs all of it past the bound too
         status = "partial" if ok else "not at our scale"
         return status, status, []
     unmet = []
-    if rep.op != "is_true":
-        if interval is None:
-            unmet.append("no interval over seeds or prompts")
-        elif not rep.holds_on(*interval):
-            unmet.append("the interval is not wholly past the threshold")
+    if interval is None:
+        unmet.append("no interval over seeds or prompts")
+    elif not rep.holds_on(*interval):
+        unmet.append("the interval is not wholly past the threshold" if rep.op != "is_true" else
+                     "the condition fails in a resample inside the 90 % bootstrap interval")
     if not check.control:
         unmet.append("no negative control designed")
     elif control is None:
@@ -174,7 +176,16 @@ class ClaimRecord:
 
     def interval_text(self) -> str:
         i = self.interval
-        return "" if i is None else f"[{i['lo']:.3g}, {i['hi']:.3g}] ({100 * i['level']:.0f} %, n = {i['n']})"
+        if i is None:
+            return ""
+        if isinstance(self.measured, bool):  # the indicator of a yes/no condition over bootstrap resamples
+            tail, n = 100 * (1 - i["level"]) / 2, i["n"]
+            if i["lo"] >= 1:
+                return f"(holds in more than {100 - tail:.0f} % of bootstrap resamples, n = {n})"
+            if i["hi"] < 1:
+                return f"(fails in at least {100 - tail:.0f} % of bootstrap resamples, n = {n})"
+            return f"(fails in at least {tail:.0f} % of bootstrap resamples, n = {n})"
+        return f"[{i['lo']:.3g}, {i['hi']:.3g}] ({100 * i['level']:.0f} %, n = {i['n']})"
 
     def robust_text(self) -> str:
         """``kept in k of n robustness runs`` (empty when none exists or the study is committed)."""
@@ -256,7 +267,9 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         (e.g. only one seed qualified at this seed offset) gives the value without an interval, which cannot be
         *reproduced*; none at all is a ``ValueError``.
     interval : lib.stats.Interval, optional
-        An interval computed by the chapter's study instead of ``samples``.
+        An interval computed by the chapter's study instead of ``samples``. For a qualitative claim, the interval of
+        its condition's indicator over bootstrap resamples (:func:`condition_interval`); ``value`` may then be
+        ``None``.
     text : str, optional
         How the measured value is shown (default: the number in the check's format).
     note : str
@@ -278,7 +291,7 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         raise ValueError(f"claim {id}: give samples= or interval=, not both")
     if samples is not None:
         if boolean:
-            raise ValueError(f"claim {id}: a qualitative claim has no samples")
+            raise ValueError(f"claim {id}: a qualitative claim has no samples (give interval=condition_interval(...))")
         stat = np.median if check.statistic == "median" else np.mean
         samples = np.asarray(samples, dtype=float).ravel()
         if samples.size == 0:
@@ -293,6 +306,14 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
                 value = interval.value
     if interval is not None and not isinstance(interval, Interval):
         raise TypeError(f"claim {id}: interval must be a lib.stats.Interval, got {type(interval).__name__}")
+    if boolean and interval is not None:
+        if not {interval.value, interval.lo, interval.hi} <= {0.0, 1.0}:
+            raise ValueError(f"claim {id}: a qualitative claim's interval is its condition's indicator "
+                             f"(lib.claims.condition_interval), got {interval}")
+        if value is None:
+            value = bool(interval.value)
+        elif bool(value) != bool(interval.value):
+            raise ValueError(f"claim {id}: value {value} disagrees with its interval's value {interval.value}")
     value = _as_value(f"claim {id}: value", value, boolean)
     control = _as_value(f"claim {id}: control", control, boolean)
     if isinstance(value, float) and math.isnan(value):
@@ -327,6 +348,34 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
     if show:
         _display(record)
     return record
+
+
+def condition_interval(condition: Callable[..., bool], *groups, level: float = 0.9, resamples: int = 2000,
+                       seed: int = 0):  # fmt: skip
+    r"""Bootstrap interval of a yes/no condition's indicator, resampling the units (seeds, data sets) of each group.
+
+    ``groups`` are arrays whose **last** axis holds the independent units (arrays measured on the same units, e.g. two
+    heads trained on the same data sets, go in one group stacked on a leading axis, so that they are resampled
+    together). Each resample draws every group's units with replacement, within the group
+    (:func:`lib.stats.group_bootstrap_interval`), and evaluates ``condition(*resampled_groups)``; the interval is the
+    percentile interval at ``level`` of the indicator :math:`\mathbb 1[\text{condition}]`. Its lower end is 1
+    exactly when the condition fails in fewer than :math:`(1 - \text{level})/2` of the resamples, the yes/no form
+    of "the interval lies wholly past the threshold"; ``value`` is the condition on the units as they are.
+    """
+    from ..stats import group_bootstrap_interval
+
+    arrays = [np.asarray(g, dtype=float) for g in groups]
+    if not arrays:
+        raise ValueError("condition_interval needs at least one group")
+    for k, a in enumerate(arrays):
+        if a.ndim < 1 or a.shape[-1] < 2:
+            raise ValueError(f"group {k}: the last axis holds the units and needs at least 2, got shape {a.shape}")
+
+    def indicator(*idx) -> float:
+        return float(bool(condition(*(a[..., i] for a, i in zip(arrays, idx)))))
+
+    return group_bootstrap_interval(indicator, [a.shape[-1] for a in arrays], level=level, resamples=resamples,
+                                    seed=seed)  # fmt: skip
 
 
 def _display(record: ClaimRecord) -> None:

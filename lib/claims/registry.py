@@ -250,8 +250,9 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("A-loss", "Softmax: a sharp loss drop at P*; linear: a continuous drop, a plateau, a slower second drop.",
           "qualitative", (
-              Check(CH1, "trained", "share of the test-loss drop in one fine step: softmax ≥ 0.8 and linear ≤ 0.3 "
-                    "(lib.train.jump_fraction on the loss)", R(is_true("softmax ≥ 0.8 and linear ≤ 0.3"), _JUMP),
+              Check(CH1, "trained", "median over data sets of the share of the test-loss drop in one fine step: "
+                    "softmax ≥ 0.8 and linear ≤ 0.3 (lib.train.jump_fraction on the loss); interval: the test over "
+                    "bootstrap resamples of the data sets", R(is_true("softmax ≥ 0.8 and linear ≤ 0.3"), _JUMP),
                     control="the same test with the two heads exchanged (softmax smooth and linear sharp): must fail"),
               Check(CH3, "derived", "the theory's Bayes test loss: two separate linear drops and a softmax jump",
                     R(is_true("two separate linear drops (plateau rate < 0.5 of the smaller drop) and a softmax jump"),
@@ -495,7 +496,8 @@ CLAIMS: tuple[Claim, ...] = (
           ), source="ours"),
     Claim("S-precursor", "Ours: in training, the linear onset is announced by critical slowing down; the softmax P* is "
           "not.", "paper A: second order announced by growing fluctuations, first order without precursor", (
-              Check(CH8, "trained", "relaxation time of gradient descent at the onset over far below it",
+              Check(CH8, "trained", "relaxation time of gradient descent (mean over seeds) at the onset over far "
+                    "below it; interval: the test over bootstrap resamples of each head's seeds",
                     R(is_true("linear slows ≥ 5× at its onset; softmax at P* by at most half as much"),
                       "a divergence against none"),
                     control="the same test with the linear head's slowing read far above its onset (P ≥ 3 P1, no "
