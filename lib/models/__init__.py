@@ -14,3 +14,6 @@ __all__ += ["ARCHITECTURES", "LABELS", "MIXERS", "MixerSpec", "get_mixer", "inpu
 from .attribution import input_sensitivity
 
 __all__ += ["input_sensitivity"]
+from .gpt_fast import PRECISIONS, train_logits
+
+__all__ += ["PRECISIONS", "train_logits"]

@@ -67,3 +67,6 @@ from .scaling_fits import (crossover_point, fit_exponents, onset_calibration, on
 
 __all__ += ["crossover_point", "fit_exponents", "onset_calibration", "onset_point",
             "scaling_exponents", "scaling_points", "theory_exponents", "theory_points"]
+from .fast_train import FastRunConfig, run_fast, train_fast
+
+__all__ += ["FastRunConfig", "run_fast", "train_fast"]
