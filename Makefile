@@ -19,12 +19,12 @@ export BOOK_PROGRESS := 0
 export BOOK_WIDGETS := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test venv unit sync sync-check stage execute ledger accept-ledger html check-html determinism robustness chromium check-browser clean
+.PHONY: book test venv unit sync sync-check stage execute ledger accept-ledger html check-html determinism robustness smoke-paper chromium check-browser clean
 
 book: venv stage execute ledger html
 	@echo "book: $(HTML)/index.html"
 
-test: venv unit stage execute ledger html check-html check-browser determinism
+test: venv unit stage execute ledger html check-html check-browser determinism smoke-paper
 	@echo "all tests passed"
 
 venv: $(VENV)/.installed
@@ -74,11 +74,21 @@ robustness: venv
 	  echo "robustness run $$run -> $$dir"; \
 	  $(BIN)/python tools/bookctl.py stage $$dir >/dev/null || exit 1; \
 	  targets="$$dir/chapters"; [ -z "$(ROBUST_CHAPTERS)" ] || targets=$$(for c in $(ROBUST_CHAPTERS); do echo $$dir/chapters/$$c.ipynb; done); \
-	  env $$run BOOK_CACHE_DIR=build/robust/cache-$$name $(BIN)/python -m pytest -q --nbmake --overwrite -n $(JOBS) \
+	  env $$run BOOK_CACHE_DIR=$(CURDIR)/build/robust/cache-$$name $(BIN)/python -m pytest -q --nbmake --overwrite -n $(JOBS) \
 	    --nbmake-timeout=$(NB_TIMEOUT) $$targets; \
 	  env $$run $(BIN)/python tools/bookctl.py robustness $$dir --label "$$run" \
 	    $(if $(ROBUST_CHAPTERS),--merge --only $(ROBUST_CHAPTERS)) || exit 1; \
 	done
+
+# The smoke run of the paper scale (lib.smoke): every chapter with BOOK_FAST=0 and its paper-scale configurations,
+# steps, seeds and token budgets cut by SMOKE, so that every paper-scale line executes; no claim is judged, nothing is
+# rendered, and it has its own stage and results cache. Widgets are on, as in Jupyter and Colab.
+SMOKE       ?= 3000
+SMOKE_STAGE := build/smoke
+smoke-paper: venv
+	$(BIN)/python tools/bookctl.py stage $(SMOKE_STAGE) >/dev/null
+	BOOK_FAST=0 BOOK_SMOKE=$(SMOKE) BOOK_WIDGETS=1 BOOK_CACHE_DIR=$(CURDIR)/$(SMOKE_STAGE)/cache $(BIN)/python -m pytest -q --nbmake --overwrite \
+		-n $(JOBS) --nbmake-timeout=1500 --durations=0 $(SMOKE_STAGE)/chapters
 
 # Renders the executed notebooks; warnings are errors (-W -n --keep-going).
 html: venv

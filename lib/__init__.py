@@ -72,12 +72,12 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
                        group_time_ratios, halves_time_ratio, heads_vs_head_size, input_bit_loss, mean_curve_time,
                        relaxation_times, slowing_factors)  # fmt: skip
-from .stats import (bootstrap_interval, coefficient_of_variation, group_bootstrap_interval, halves_ratio,
-                    ratio_interval)  # fmt: skip
+from .smoke import bootstrap_interval, group_bootstrap_interval, ratio_interval  # lib.stats's; NaN on a smoke run's cut data
+from .stats import halves_ratio
 
 __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size",
             "archs_beating", "input_bit_loss", "relaxation_times", "slowing_factors", "fluctuation", "bootstrap_interval",
-            "coefficient_of_variation", "group_bootstrap_interval", "halves_ratio",
+            "group_bootstrap_interval", "halves_ratio",
             "ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
             "prepretrain_speedups"]  # fmt: skip
 
@@ -90,10 +90,10 @@ __all__ += ["staircase", "width_summary", "INDEPENDENT_EXITS", "plateau_sensitiv
             "heads_halves_control", "sparsity_medians", "halves_interval", "interval_score", "solved_loss"]
 
 # chapter 4's fluctuation peak (its readouts of the Langevin samples are in lib.readouts)
-from .measures import peak_ratio
+from .measures import growth_before, peak_ratio, spread_at_widest
 
 __all__ += ["hysteresis", "sampled_transition", "relative_deviation", "coverage_readouts", "scaling_diagnostics",
-            "peak_ratio"]  # fmt: skip
+            "peak_ratio", "growth_before", "spread_at_widest"]  # fmt: skip
 
 # what chapters read off theory curves and committed studies (lib.readouts): one call per argument, no training
 from .readouts import (coverage_checks, coverage_readouts, crossover_scaling, future_token_leak, hysteresis, key_share,
@@ -103,7 +103,7 @@ from .readouts import (coverage_checks, coverage_readouts, crossover_scaling, fu
 
 # figures
 from .plots import (action_landscape, action_landscape_figure, attention_heatmap, filtered_at, legend_for_runs,
-                    plot_sweep, scan_figure, scan_state, ternary_panel)  # fmt: skip
+                    plot_sweep, relative_to, scan_figure, scan_state, ternary_panel)  # fmt: skip
 
 __all__ += ["attention_heatmap", "plot_sweep", "legend_for_runs", "scan_figure", "filtered_at", "scan_state",
-            "ternary_panel", "action_landscape", "action_landscape_figure", "models", "studies", "tasks"]
+            "ternary_panel", "relative_to", "action_landscape", "action_landscape_figure", "models", "studies", "tasks"]

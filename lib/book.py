@@ -5,11 +5,15 @@ Every chapter starts with ``ctx = lib.setup("NN_slug")`` and ends with ``lib.fin
 Scale
 -----
 ``BOOK_FAST=1`` (the default) runs each chapter at CI scale: minutes on two CPU cores, still showing the
-phenomenon. ``BOOK_FAST=0`` runs at paper scale and uses CUDA when a GPU is present.
+phenomenon. ``BOOK_FAST=0`` runs at paper scale and uses CUDA when a GPU is present. ``BOOK_FAST=0 BOOK_SMOKE=f``
+is the smoke run of the paper scale (:mod:`lib.smoke`): the paper-scale configurations with their steps, seeds and
+token budgets cut by ``f``, so every paper-scale line executes in minutes; its claims are not judged. A chapter
+chooses each scale-dependent value with ``ctx.pick(fast, paper)``.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import resource
 import sys
@@ -77,12 +81,14 @@ class BookContext:
         CI scale (True) or paper scale (False).
     seed : int
         The global seed set for ``random``, ``numpy`` and ``torch`` (after the ``BOOK_SEED`` offset).
-    seed_offset : int
-        ``BOOK_SEED``: every chapter seed is moved by ``100000 * seed_offset`` (:mod:`lib.seeds`).
     device : torch.device
         CUDA at paper scale when a GPU is present, CPU otherwise.
     started : float
         ``time.perf_counter()`` at setup, for the run-time report in ``finish``.
+    seed_offset : int
+        ``BOOK_SEED``: every chapter seed is moved by ``100000 * seed_offset`` (:mod:`lib.seeds`).
+    smoke : int
+        ``BOOK_SMOKE``: 0, or the factor by which the smoke run cuts the paper scale (:mod:`lib.smoke`).
     """
 
     chapter: str
@@ -91,11 +97,40 @@ class BookContext:
     device: torch.device
     started: float
     seed_offset: int = 0
+    smoke: int = 0
 
     @property
     def scale(self) -> str:
-        """``"fast"`` or ``"full"``: the key used for scale-dependent expectations."""
-        return "fast" if self.fast else "full"
+        """``"fast"``, ``"full"`` or ``"smoke"`` (the paper scale cut by ``BOOK_SMOKE``)."""
+        return "fast" if self.fast else "smoke" if self.smoke else "full"
+
+    def pick(self, fast, paper, *, count: bool = False, min_tokens: int | None = None):
+        """``fast`` at FAST scale, else ``paper`` (cut in a smoke run; :func:`lib.smoke.pick`).
+
+        ``count=True`` marks a plain ``int`` as a count of repetitions (samples, data sets, seeds), which a smoke
+        run divides; configs (frozen dataclasses) are always cut, other plain values never. ``min_tokens``: the
+        floor of a cut token budget (default :data:`lib.smoke.MIN_TOKENS`), for configs of shorter sequences.
+        """
+        from .smoke import MIN_TOKENS, pick
+
+        return pick(fast, paper, fast_mode=self.fast, count=count, factor=self.smoke,
+                    min_tokens=MIN_TOKENS if min_tokens is None else min_tokens)
+
+    def scaled(self, config):
+        """``config`` as this run uses it: cut by :func:`lib.smoke.cut` in a smoke run, else ``config`` itself (for
+        a config whose scale-dependent values the chapter has already chosen)."""
+        from .smoke import cut
+
+        return cut(config, self.smoke) if self.smoke else config
+
+    def check(self, condition, message: str) -> None:
+        """Assert a statement of the prose about a trained or sampled result (``AssertionError`` with ``message``
+        when it fails), except in a smoke run, whose cut runs decide nothing: there it only prints that the check
+        was not made. Statements about the theory, which a smoke run does not cut, stay plain asserts."""
+        if self.smoke:
+            print(f"smoke run: not checked: {message}")
+        elif not condition:
+            raise AssertionError(message)
 
 
 _CONTEXT: BookContext | None = None
@@ -126,7 +161,11 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
     fast = FAST if fast is None else bool(fast)
     from .seeds import seed as _offset_seed, seed_offset
 
-    offset = seed_offset()
+    from .smoke import smoke_factor
+
+    offset, smoke = seed_offset(), smoke_factor()
+    if smoke and fast:
+        raise ValueError(f"BOOK_SMOKE={smoke} cuts the paper scale: it needs BOOK_FAST=0")
     seed = _offset_seed(seed)
     random.seed(seed)
     np.random.seed(seed)
@@ -140,7 +179,7 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
     use_cuda = (not fast) and torch.cuda.is_available()
     device = torch.device("cuda" if use_cuda else "cpu")
     _CONTEXT = BookContext(chapter=chapter, fast=fast, seed=seed, device=device, started=time.perf_counter(),
-                           seed_offset=offset)
+                           seed_offset=offset, smoke=smoke)
     return _CONTEXT
 
 
@@ -238,4 +277,7 @@ def interact(func, controls):
     kwargs = controls(ipywidgets)
     if not isinstance(kwargs, dict):
         raise TypeError(f"controls must return a dict of widgets, got {type(kwargs).__name__}")
+    if not hasattr(func, "__name__"):  # ipywidgets names the widget after func: a functools.partial has no name
+        func = functools.partial(func)  # a copy (nested partials flatten), named after the function it binds
+        func.__name__ = getattr(func.func, "__name__", "interactive")
     return ipywidgets.interact(func, **kwargs)

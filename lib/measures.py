@@ -369,3 +369,44 @@ def peak_ratio(values, at: int, width: int = 3) -> float:
         raise ValueError(f"width must be an int >= 1, got {width!r}")
     k = int(at) % v.size
     return float(v[k] / np.median(np.r_[v[max(k - width, 0) : k], v[k + 1 : k + 1 + width]]))
+
+
+def growth_before(P, values, P_jump: float) -> tuple[float, float, float]:
+    r"""How much a curve grows on the grid before a jump: :math:`v(P_\text{last}) / v(P_\text{first})` over the sizes
+    :math:`P < P_\text{jump}`, with :math:`P_\text{first}, P_\text{last}` the first and last of them.
+
+    ``P`` ``(n,)`` is an increasing grid, ``values`` ``(n,)`` the curve on it (e.g. a variance on the uniform branch).
+    Returns ``(growth, P_first, P_last)``; all three NaN with fewer than two sizes before the jump (a jump at the
+    start of the grid leaves nothing to compare).
+    """
+    P, v = np.asarray(P, dtype=float), np.asarray(values, dtype=float)
+    if P.ndim != 1 or v.shape != P.shape:
+        raise ValueError(f"P and values must be 1-d of the same length, got shapes {P.shape}, {v.shape}")
+    if P.size > 1 and not np.all(np.diff(P) > 0):
+        raise ValueError("P must be increasing")
+    pre = P < P_jump
+    if pre.sum() < 2:
+        return float("nan"), float("nan"), float("nan")
+    return float(v[pre][-1] / v[pre][0]), float(P[pre][0]), float(P[pre][-1])
+
+
+
+def spread_at_widest(emergence, cv):
+    r"""The bootstrap interval, over seeds, of the coefficient of variation of the emergence step at the size where
+    it is largest (chapter 8's S-random).
+
+    ``emergence`` ``(n_P, seeds)`` holds each seed's emergence step (``inf``: not within the budget), ``cv`` ``(n_P,)``
+    the coefficient of each size (NaN where fewer than two seeds emerged). The interval resamples the seeds that
+    emerged at the widest size (:func:`lib.stats.bootstrap_interval` of
+    :func:`lib.stats.coefficient_of_variation`); ``None`` where no size has a coefficient (no seed emerged twice).
+    """
+    from .smoke import bootstrap_interval  # NaN on cut data in a smoke run
+    from .stats import coefficient_of_variation
+
+    e, cv = np.asarray(emergence, dtype=float), np.asarray(cv, dtype=float)
+    if e.ndim != 2 or cv.shape != e.shape[:1]:
+        raise ValueError(f"need emergence (n_P, seeds) and cv (n_P,), got shapes {e.shape}, {cv.shape}")
+    if not np.isfinite(cv).any():
+        return None
+    widest = e[int(np.nanargmax(cv))]
+    return bootstrap_interval(widest[np.isfinite(widest)], coefficient_of_variation)

@@ -74,6 +74,32 @@ def mark_interval(ax: plt.Axes, lo: float, hi: float, text: str | None = None, c
                 ha="center", va="top", fontsize="small", color=color)
 
 
+def relative_to(x, y, at) -> np.ndarray:
+    """``y / y[x == at]`` over the finite entries of ``y``, for drawing curves relative to a common point.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        Abscissae and values; entries of ``y`` that are not finite are dropped together with their ``x``.
+    at : float
+        The abscissa whose value becomes 1.
+
+    Returns
+    -------
+    (x, y_rel) : tuple of ndarray
+        The finite points, with ``y_rel = y / y(at)``; all NaN when ``y(at)`` is missing or not finite (e.g. a
+        run cut to a few steps in which no plateau ended), so that the caller draws nothing rather than failing.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-d of one shape, got {x.shape} and {y.shape}")
+    ok = np.isfinite(y)
+    ref = y[ok & (x == at)]
+    if ref.size == 0 or ref[0] == 0:
+        return x[ok], np.full(int(ok.sum()), np.nan)
+    return x[ok], y[ok] / ref[0]
+
+
 def legend_for_runs(ax: plt.Axes, extra: Sequence = ()):
     """A legend explaining the faint run markers of :func:`plot_sweep`."""
     from matplotlib.lines import Line2D

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -87,6 +89,14 @@ def test_interact_builds_the_controls_where_widgets_are_on(monkeypatch):
     seen = []
     out = lib.interact(lambda n=0: seen.append(n), lambda w: dict(n=w.IntSlider(value=3, min=0, max=5)))
     assert out is not None and seen == [3]  # interact calls the function once with the initial value
+
+
+def test_interact_takes_a_partial(monkeypatch):  # chapter 1 binds its results with functools.partial (Colab)
+    monkeypatch.setenv("BOOK_WIDGETS", "1")
+    seen = []
+    state = lambda results, n=0: seen.append((results, n))  # noqa: E731
+    out = lib.interact(functools.partial(state, "scans"), lambda w: dict(n=w.IntSlider(value=2, min=0, max=5)))
+    assert out is not None and seen == [("scans", 2)]
 
 
 @pytest.mark.parametrize("func, controls", [(None, lambda w: {}), (print, None), (print, lambda w: [1])])

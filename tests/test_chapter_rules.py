@@ -29,7 +29,7 @@ MAX_CELL = 20
 ALLOWED_IMPORTS = {"lib", "lib.theory", "lib.lm"}
 TRAINING = re.compile(r"^(train|fit|scan_transition$|run_sweep$)")
 PLOTTING = {"attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs", "scan_figure", "filtered_at",
-            "scan_state", "ternary_panel", "action_landscape", "action_landscape_figure", "interact", "glue", "finish"}
+            "scan_state", "ternary_panel", "relative_to", "action_landscape", "action_landscape_figure", "interact", "glue", "finish"}
 LIB_NAMES = ("lib", "th", "theory")  # how chapters name lib and its theory
 
 def _called_name(node: ast.Call) -> str:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import lib
-from lib.measures import peak_ratio
+from lib.measures import growth_before, peak_ratio, spread_at_widest
 from lib.readouts.posterior import (coverage_readouts, hysteresis, relative_deviation, sampled_transition,
                                     scaling_diagnostics)  # fmt: skip
 from lib.stats import group_bootstrap_interval
@@ -69,8 +69,8 @@ def test_sampled_transition_reads_the_branches_and_its_bootstrap():
     assert t["interval"].value == pytest.approx(2.0) and t["interval"].lo == t["interval"].hi == pytest.approx(2.0)
     with pytest.raises(ValueError):
         sampled_transition(soft, P_ref=0.0)
-    with pytest.raises(ValueError):
-        sampled_transition(soft, P_ref=20.0, threshold=0.9)  # no branch gets there
+    never = sampled_transition(soft, P_ref=20.0, threshold=0.9)  # no branch gets there: infinitely far, not an error
+    assert never["lo"] == never["hi"] == np.inf and never["interval"].value == np.inf
 
 
 def test_relative_deviation_closed_form_and_bootstrap_use():
@@ -98,6 +98,28 @@ def test_peak_ratio():
     for bad in ((v, 7), (v, 1.0), (v[:1], 0), (v, 2, 0)):
         with pytest.raises(ValueError):
             peak_ratio(*bad)
+
+
+def test_growth_before():
+    P, v = np.array([100.0, 200, 400, 800, 1600]), np.array([1.0, 1.5, 3.0, 9.0, 0.5])
+    assert growth_before(P, v, 800) == (3.0, 100.0, 400.0)  # the sizes below the jump only
+    assert growth_before(P, v, np.inf) == (0.5, 100.0, 1600.0)  # no jump on the grid: the whole curve
+    assert all(np.isnan(growth_before(P, v, 200)))  # one size before the jump: nothing to compare
+    for bad in ((P, v[:-1], 800), (P[::-1], v, 800)):
+        with pytest.raises(ValueError):
+            growth_before(*bad)
+
+
+def test_spread_at_widest():
+    from lib.stats import bootstrap_interval, coefficient_of_variation
+
+    e = np.array([[10.0, 11, 12, np.inf], [10, 40, 90, 20], [np.inf, np.inf, 5, np.inf]])
+    cv = np.array([0.08, 0.9, np.nan])  # the last size: one seed emerged, no coefficient
+    expected = bootstrap_interval(e[1], coefficient_of_variation)
+    assert spread_at_widest(e, cv) == expected
+    assert spread_at_widest(e, np.full(3, np.nan)) is None  # nothing emerged twice anywhere (a cut smoke run)
+    with pytest.raises(ValueError):
+        spread_at_widest(e, cv[:2])
 
 
 def _fits(kind, L, A, P):

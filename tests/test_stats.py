@@ -66,7 +66,7 @@ def test_halves_difference_pairs_odd_with_even_and_drops_a_leftover():
 
 
 def test_coefficient_of_variation_reduces_along_an_axis_and_is_scale_free():
-    from lib import coefficient_of_variation
+    from lib.stats import coefficient_of_variation
 
     x = np.array([[1.0, 3.0], [2.0, 2.0]])
     assert coefficient_of_variation(x).tolist() == [0.5, 0.0]

@@ -282,7 +282,8 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         Robustness runs to judge by (default: ``data/robustness.json``).
     """
     from .. import book
-    from ..stats import Interval, bootstrap_interval
+    from ..smoke import bootstrap_interval  # lib.stats's, NaN on cut data in a smoke run
+    from ..stats import Interval
 
     ctx = book.context()
     reg, check = get_check(id, ctx.chapter)
@@ -294,9 +295,13 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
             raise ValueError(f"claim {id}: a qualitative claim has no samples (give interval=condition_interval(...))")
         stat = np.median if check.statistic == "median" else np.mean
         samples = np.asarray(samples, dtype=float).ravel()
-        if samples.size == 0:
+        if samples.size == 0 and ctx.smoke:  # a cut run may qualify no seed: not run, not an error
+            samples, extra = None, {**(extra or {}), "smoke_no_samples": True}
+        elif samples.size == 0:
             raise ValueError(f"claim {id}: no samples (pass value=None for a run that was not made)")
-        if samples.size == 1:  # one seed: the value without an interval (so it cannot be reproduced), not an error
+        if samples is None:
+            pass
+        elif samples.size == 1:  # one seed: the value without an interval (so it cannot be reproduced), not an error
             extra = {**(extra or {}), "samples": 1}
             if value is None:
                 value = float(samples[0])
@@ -304,6 +309,8 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
             interval = bootstrap_interval(samples, stat)
             if value is None:
                 value = interval.value
+    if ctx.smoke and interval is not None and isinstance(interval, Interval) and math.isnan(interval.value):
+        interval, extra = None, {**(extra or {}), "smoke_nan_interval": True}  # undefined on cut data (lib.stats)
     if interval is not None and not isinstance(interval, Interval):
         raise TypeError(f"claim {id}: interval must be a lib.stats.Interval, got {type(interval).__name__}")
     if boolean and interval is not None:
@@ -316,6 +323,8 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
             raise ValueError(f"claim {id}: value {value} disagrees with its interval's value {interval.value}")
     value = _as_value(f"claim {id}: value", value, boolean)
     control = _as_value(f"claim {id}: control", control, boolean)
+    if ctx.smoke and isinstance(value, float) and math.isnan(value):  # a cut run may measure nothing: not an error
+        value, extra = None, {**(extra or {}), "smoke_nan": True}
     if isinstance(value, float) and math.isnan(value):
         raise ValueError(f"claim {id}: the measured value is NaN")
     if isinstance(control, float) and math.isnan(control):  # e.g. no run qualified for the control at this seed
@@ -328,6 +337,9 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
     _, raw, _ = judge(check, value, control=control, interval=bounds, choice=reg.choice)  # before the robustness runs
     robust = (sum(s == raw for s in seen), len(seen)) if seen else None
     status, raw, unmet = judge(check, value, control=control, interval=bounds, robust=robust, choice=reg.choice)
+    if ctx.smoke:  # the smoke run of the paper scale (lib.smoke): its numbers mean nothing, no claim is judged
+        status = raw = "not run"
+        unmet = [f"smoke run (BOOK_SMOKE={ctx.smoke}): the paper scale with steps, seeds and tokens cut; not judged"]
     details = dict(extra or {})
     if control is not None:
         details["control_passes"] = bool(check.reproduced.criterion(control))
@@ -362,7 +374,7 @@ def condition_interval(condition: Callable[..., bool], *groups, level: float = 0
     exactly when the condition fails in fewer than :math:`(1 - \text{level})/2` of the resamples, the yes/no form
     of "the interval lies wholly past the threshold"; ``value`` is the condition on the units as they are.
     """
-    from ..stats import group_bootstrap_interval
+    from ..smoke import group_bootstrap_interval  # lib.stats's, NaN on cut data in a smoke run
 
     arrays = [np.asarray(g, dtype=float) for g in groups]
     if not arrays:

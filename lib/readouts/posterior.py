@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..stats import group_bootstrap_interval
+from ..smoke import group_bootstrap_interval  # lib.stats's, NaN on cut data in a smoke run
 from ..theory import coverage, first_order_transition
 from ..train.scaling_fits import scaling_points
 
@@ -87,19 +87,18 @@ def sampled_transition(soft, P_ref: float, threshold: float = ON_COPY) -> dict:
 
     ``lo``: the smallest :math:`P` of the grid at which the copy-initialised chains' mean target attention is at
     least ``threshold`` (they stay on the copy branch); ``hi``: the same for the random-initialised chains (they
-    find it). ``interval``: the bootstrap over copy-initialised chains of ``lo / P_ref`` (a resample whose mean
-    never reaches ``threshold`` counts as :math:`\infty`).
+    find it); :math:`\infty` for a branch that never reaches ``threshold`` on the grid (chains too short, or a grid
+    that stops too early: a result, judged as such). ``interval``: the bootstrap over copy-initialised chains of
+    ``lo / P_ref`` (a resample whose mean never reaches ``threshold`` counts as :math:`\infty` too).
 
     Raises
     ------
     ValueError
-        ``P_ref`` not finite and > 0, or a branch that never reaches ``threshold`` on the grid.
+        ``P_ref`` not finite and > 0.
     """
     if not (np.isfinite(P_ref) and P_ref > 0):
         raise ValueError(f"P_ref must be finite and > 0, got {P_ref!r}")
-    held = {copy: soft.P[soft.branch_mean("target", copy) >= threshold] for copy in (True, False)}
-    if not all(h.size for h in held.values()):
-        raise ValueError(f"a branch never reaches target attention {threshold} on this grid")
+    held = {copy: np.append(soft.P[soft.branch_mean("target", copy) >= threshold], np.inf) for copy in (True, False)}
     chain_copy = _chain_means(soft, True)
     interval = group_bootstrap_interval(
         lambda j: np.append(soft.P[chain_copy[:, j].mean(1) >= threshold], np.inf).min() / P_ref, chain_copy.shape[1]
@@ -163,7 +162,8 @@ def coverage_readouts(adam_soft, adam_lin, sgld_soft, sgld_lin, *, P_lo: float, 
     P_lo, P_hi : float
         The sampled transition (:func:`sampled_transition`): the summary's ``sample_below`` is the largest
         single-sample coverage at :math:`P <` ``P_lo``, ``mean_deep`` the smallest posterior-mean coverage at
-        :math:`P \ge` ``P_hi``.
+        :math:`P \ge` ``P_hi`` (NaN where the grid has no such :math:`P`, e.g. a branch that never reached the
+        pattern: :math:`P_\text{hi} = \infty`).
     seed : int
         Seed of the control: ``n_random`` softmax patterns of i.i.d. :math:`N(0, 1)` scores (the initial scale),
         whose largest coverage is ``random``.
@@ -193,11 +193,16 @@ def coverage_readouts(adam_soft, adam_lin, sgld_soft, sgld_lin, *, P_lo: float, 
         adam_min=float(c["adam_soft"][above].min()),
         sample_min=float(min(c["sample_soft"].min(), c["sample_lin"].min())),
         sample_max=float(max(c["sample_soft"].max(), c["sample_lin"].max())),
-        sample_below=float(c["sample_soft"][sgld_soft.P < P_lo].max()),
-        mean_deep=float(c["mean_soft"][sgld_soft.P >= P_hi].min()),
+        sample_below=_extreme(np.max, c["sample_soft"][sgld_soft.P < P_lo]),
+        mean_deep=_extreme(np.min, c["mean_soft"][sgld_soft.P >= P_hi]),
         random=float(_coverage(torch.softmax(scores, -1)).max()),
     )
     return CoverageReadouts(above=above, summary=summary, **c)
+
+
+def _extreme(f, x) -> float:
+    """``f(x)`` as a float, NaN for an empty selection."""
+    return float(f(x)) if np.size(x) else float("nan")
 
 
 def scaling_diagnostics(scaling) -> dict:

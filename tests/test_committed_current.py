@@ -1,0 +1,46 @@
+"""Every committed result under data/ was computed by the code as it is now: an edit to a module in a committed
+function's import closure (a fingerprint, lib.cache.code_fingerprint) makes its entry stale, and the chapter that
+reads it would fail or recompute hours of training. This test names the stale functions."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import lib.cache as cache
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _function(function_id: str):
+    module, _, qualname = function_id.rpartition(".")
+    while True:  # the longest importable prefix is the module, the rest the qualified name
+        try:
+            obj = importlib.import_module(module)
+            break
+        except ImportError:
+            module, _, head = module.rpartition(".")
+            qualname = f"{head}.{qualname}"
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return getattr(obj, "__wrapped__", obj)
+
+
+def _headers():
+    for path in sorted(DATA.rglob("*")):
+        if path.is_file():
+            raw = path.read_bytes()
+            if raw.startswith(cache.MAGIC):
+                end = raw.index(b"\n", len(cache.MAGIC))
+                yield path, json.loads(raw[len(cache.MAGIC) : end])
+
+
+def test_every_committed_result_is_current():
+    headers = list(_headers())
+    assert headers, "no committed results found"
+    stale = {}
+    for path, header in headers:
+        if header["code"] != cache.code_fingerprint(_function(header["function"])):
+            stale.setdefault(header["function"], []).append(path.name)
+    assert not stale, f"stale committed results (their code changed): { {k: len(v) for k, v in stale.items()} }"
