@@ -88,7 +88,7 @@ SMOKE_STAGE := build/smoke
 smoke-paper: venv
 	$(BIN)/python tools/bookctl.py stage $(SMOKE_STAGE) >/dev/null
 	BOOK_FAST=0 BOOK_SMOKE=$(SMOKE) BOOK_WIDGETS=1 BOOK_CACHE_DIR=$(CURDIR)/$(SMOKE_STAGE)/cache $(BIN)/python -m pytest -q --nbmake --overwrite \
-		-n $(JOBS) --nbmake-timeout=1500 --durations=0 $(SMOKE_STAGE)/chapters
+		-n $(JOBS) --dist loadgroup -p tools.smoke_groups --nbmake-timeout=1500 --durations=0 $(SMOKE_STAGE)/chapters
 
 # Renders the executed notebooks; warnings are errors (-W -n --keep-going).
 html: venv

@@ -33,3 +33,16 @@ def calls(log: str | Path) -> list[int]:
     if not path.exists():
         return []
     return [int(line.split()[0]) for line in path.read_text().splitlines() if line.strip()]
+
+
+def tiny_training(cfg) -> list:
+    """A tiny GPT run (uncached, float32 fast trainer): the held-out prediction loss of each member at the end."""
+    from lib.train.fast_train import FastRunConfig, run_fast
+
+    run = run_fast(FastRunConfig(cfg, "fp32"))
+    return [float(x) for x in run.pred_loss[-1]]
+
+
+def summarize_losses(values) -> dict:
+    """The published summary of the tiny study: every done unit's final losses, in unit order."""
+    return {"losses": [v for v in values if v is not None], "missing": sum(v is None for v in values)}

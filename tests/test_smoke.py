@@ -165,3 +165,12 @@ def test_the_exported_intervals_are_lib_stats_own_outside_a_smoke_run(monkeypatc
     monkeypatch.setenv("BOOK_SMOKE", "1000")
     with pytest.raises(ValueError, match="every group"):
         lib.group_bootstrap_interval(f, 1)
+
+
+def test_the_smoke_groups_name_chapters_that_exist():
+    from pathlib import Path
+
+    from tools.smoke_groups import GROUPS
+
+    chapters = Path(__file__).resolve().parents[1] / "chapters"
+    assert GROUPS and all((chapters / f"{stem}.md").exists() for stem in GROUPS)
