@@ -68,6 +68,23 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
             "mean_loss_over_budget", "MixerComparisonConfig", "load_mixer_comparison", "PRE_VARIANTS",
             "PlateauCalibrationConfig", "load_plateau_calibration", "load_paper_check", "PASS_EXITED"]  # fmt: skip
 
+# paper-scale studies committed under data/paper/ (lib.paper_scale): what chapters show beside their FAST runs. Imported
+# on first use (PEP 562), so that `python -m lib.paper_scale` does not find its own module imported already.
+_LAZY = {"published_study": ("paper_scale", "published"), "paper_claim": ("paper_studies", "paper_claim"),
+         "study_progress": ("paper_studies", "study_progress"), "paper_scale": ("paper_scale", None)}
+__all__ += list(_LAZY)
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'lib' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    found = importlib.import_module(f".{module}", __name__)
+    return found if attr is None else getattr(found, attr)
+
+
 # measures read off training curves, and intervals over seeds (seed indices as arguments, for the bootstrap)
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
                        group_time_ratios, halves_time_ratio, heads_vs_head_size, input_bit_loss, mean_curve_time,

@@ -23,62 +23,21 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import importlib
 import json
 import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from .cache import DATA_DIR, Cache, _machine, code_fingerprint, default_cache
+from .cache import DATA_DIR, Cache, default_cache
+from .study_unit import StudyUnit, resolve, run_unit, unit, unit_key
 
-__all__ = ["StudyUnit", "PaperStudy", "unit", "run_unit", "run_study", "publish", "executor_for", "main"]
+__all__ = ["StudyUnit", "PaperStudy", "unit", "run_unit", "run_study", "publish", "committed_units", "published",
+           "executor_for", "main"]  # fmt: skip
 
 #: Where published paper-scale studies live (one JSON file per study).
 PAPER_DIR = "paper"
-
-
-def _resolve(path: str) -> Callable:
-    """The function named ``"package.module:function"``."""
-    if not isinstance(path, str) or path.count(":") != 1:
-        raise ValueError(f"a function is named 'package.module:function', got {path!r}")
-    module, name = path.split(":")
-    func = getattr(importlib.import_module(module), name, None)
-    if not callable(func):
-        raise ValueError(f"{path!r} is not a function")
-    return getattr(func, "__wrapped__", func)
-
-
-@dataclass(frozen=True)
-class StudyUnit:
-    """One unit of a study: ``func(config)``, with the code fingerprint of ``func`` when the unit was defined."""
-
-    func: str
-    config: Any
-    code: str
-
-
-def unit(func: str, config: Any) -> StudyUnit:
-    """The :class:`StudyUnit` of ``func`` (``"package.module:function"``) on the frozen dataclass ``config``."""
-    return StudyUnit(func, config, code_fingerprint(_resolve(func)))
-
-
-def run_unit(u: StudyUnit) -> dict:
-    """Compute one unit: ``{"value": func(config), "cpu_seconds", "wall_seconds", "machine"}``.
-
-    ``ValueError`` when the code of ``func`` has changed since the unit was defined (a unit keyed by old code must
-    not be computed by new code)."""
-    if not isinstance(u, StudyUnit):
-        raise ValueError(f"run_unit needs a StudyUnit, got {type(u).__name__}")
-    func = _resolve(u.func)
-    if code_fingerprint(func) != u.code:
-        raise ValueError(f"the code of {u.func} changed since this unit was defined; define the study again")
-    cpu, wall = time.process_time(), time.perf_counter()
-    value = func(u.config)
-    return {"value": value, "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall,
-            "machine": _machine()}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -97,6 +56,10 @@ class PaperStudy:
     summarize : str
         ``"package.module:function"`` taking the list of unit values (``None`` where not done) and returning a
         JSON-serialisable dict (the published summary).
+    measures : str
+        ``"package.module:function"`` taking the published summary and returning ``{claim id: {"samples" or
+        "value", "control", "note"}}`` for the claims it can already judge (:func:`lib.claims.paper_records`); empty
+        for a study that measures no claim yet.
     """
 
     name: str
@@ -104,13 +67,16 @@ class PaperStudy:
     setting: str
     units: tuple[StudyUnit, ...]
     summarize: str
+    measures: str = ""
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "/\\ "):
             raise ValueError(f"name must be a plain file name, got {self.name!r}")
         if not self.units or not all(isinstance(u, StudyUnit) for u in self.units):
             raise ValueError("units must be a non-empty tuple of StudyUnit")
-        _resolve(self.summarize)
+        resolve(self.summarize)
+        if self.measures:
+            resolve(self.measures)
 
     @property
     def command(self) -> str:
@@ -130,33 +96,78 @@ def executor_for(scheduler: str | None = None, workers: int | None = None) -> tu
     return client.get_executor(), client.close
 
 
+def _record_path(name: str, data_dir: Path | str) -> Path:
+    return Path(data_dir) / PAPER_DIR / f"{name}.json"
+
+
+def published(name: str, data_dir: Path | str = DATA_DIR) -> dict | None:
+    """The published record of study ``name`` (``data/paper/<name>.json``), or ``None``."""
+    path = _record_path(name, data_dir)
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def committed_units(study: PaperStudy, data_dir: Path | str = DATA_DIR) -> dict[str, dict]:
+    """The study's units whose results are committed, ``{unit_key: {"value", "cpu_seconds", ...}}``, for the units
+    as they are defined now (a committed result of a unit of older code has another key and is not returned)."""
+    record = published(study.name, data_dir) or {}
+    saved = record.get("units", {})
+    return {k: saved[k] for k in (unit_key(u) for u in study.units) if k in saved}
+
+
+class _Publishing(Cache):
+    """``cache``, publishing the study after every unit it stores (a study stopped part-way keeps, under ``data/``,
+    every unit it finished)."""
+
+    def __init__(self, cache: Cache, after: Callable[[], object]):
+        super().__init__(cache.directory, data_dir=cache.data_dir, enabled=cache.enabled)
+        self._after = after
+
+    def store(self, func, config, value, *, cost=None):
+        path = super().store(func, config, value, cost=cost)
+        self._after()
+        return path
+
+
 def run_study(study: PaperStudy, *, scheduler: str | None = None, workers: int | None = None, limit: int | None = None,
               cache: Cache | None = None, data_dir: Path | str = DATA_DIR, publish_to_data: bool = True) -> dict:  # fmt: skip
-    """Compute the study's missing units (the first ``limit`` of them, or all) and publish what is done.
+    """Compute the study's missing units (of its first ``limit`` units, or all) and publish what is done, after
+    every unit (so a study stopped at any point keeps what it computed, under ``data/``).
 
-    Returns the published record (:func:`publish`). Units that fail are reported by :class:`lib.SweepError` after
-    every success has been stored."""
+    A unit is done when its result is committed (:func:`committed_units`) or in the results cache. Returns the
+    published record (:func:`publish`). Units that fail are reported by :class:`lib.SweepError` after every success
+    has been stored."""
     from .sweep import run_sweep
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive int or None, got {limit!r}")
     cache = cache or default_cache()
-    units = list(study.units[:limit] if limit else study.units)
-    executor, close = executor_for(scheduler, workers)
-    try:
-        run_sweep(run_unit, units, executor=executor, cache=cache, max_workers=workers, desc=study.name)
-    finally:
-        close()
+    done = committed_units(study, data_dir)
+    todo = [u for u in (study.units[:limit] if limit else study.units) if unit_key(u) not in done]
+    if todo:
+        executor, close = executor_for(scheduler, workers)
+        publishing = _Publishing(cache, lambda: publish(study, cache=cache, data_dir=data_dir, write=publish_to_data))
+        try:
+            run_sweep(run_unit, todo, executor=executor, cache=publishing, max_workers=workers, desc=study.name)
+        finally:
+            close()
     return publish(study, cache=cache, data_dir=data_dir, write=publish_to_data)
 
 
 def publish(study: PaperStudy, *, cache: Cache | None = None, data_dir: Path | str = DATA_DIR,
             write: bool = True) -> dict:  # fmt: skip
-    """The record of what is done (from the cache; nothing is computed), written to ``data/paper/<name>.json``
-    and the data manifest when ``write``."""
+    """The record of what is done (committed units, then the results cache; nothing is computed), written to
+    ``data/paper/<name>.json`` and the data manifest when ``write``.
+
+    The record holds every done unit's result under its :func:`lib.study_unit.unit_key` (so a later session resumes
+    from ``data/`` alone), the summary of the done units, "k of n", the command, the CPU-hours the done units took
+    and the CPU capability of every machine that computed one."""
     cache = cache or default_cache()
-    done = [cache.load(run_unit, u) for u in study.units]
-    outs = [value if hit else None for hit, value in done]
+    committed = committed_units(study, data_dir)
+    outs = []
+    for u in study.units:
+        key = unit_key(u)
+        hit, value = (True, committed[key]) if key in committed else cache.load(run_unit, u)
+        outs.append(value if hit else None)
     finished = [o for o in outs if o is not None]
     record = {
         "study": study.name,
@@ -168,14 +179,17 @@ def publish(study: PaperStudy, *, cache: Cache | None = None, data_dir: Path | s
         "cpu_hours": round(sum(o["cpu_seconds"] for o in finished) / 3600, 3),
         "cpu_capability": sorted({str(o["machine"].get("cpu_capability")) for o in finished}),
         "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "summary": _resolve(study.summarize)([None if o is None else o["value"] for o in outs]),
+        "summary": resolve(study.summarize)([None if o is None else o["value"] for o in outs]),
+        "units": {unit_key(u): o for u, o in zip(study.units, outs) if o is not None},
     }
     if write:
         from .lm.results import register_files
 
-        path = Path(data_dir) / PAPER_DIR / f"{study.name}.json"
+        path = _record_path(study.name, data_dir)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
         register_files([path], study.command, "lib.paper_scale.publish", data_dir=Path(data_dir))
     return record
 
@@ -192,14 +206,18 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--scheduler", default=None, help="a dask scheduler, tcp://HOST:PORT (default: a local pool)")
     run.add_argument("--workers", type=int, default=None, help="local pool size")
     run.add_argument("--limit", type=int, default=None, help="run only the first K units")
+    pub = sub.add_parser("publish", help="publish what the results cache holds (computes nothing)")
+    pub.add_argument("name", choices=sorted(STUDIES))
     args = parser.parse_args(argv)
     if args.cmd == "list":
         for name in sorted(STUDIES):
-            path = DATA_DIR / PAPER_DIR / f"{name}.json"
-            got = json.loads(path.read_text()) if path.exists() else None
+            got = published(name)
             print(f"{name}: " + (f"{got['done']} of {got['of']} units, {got['cpu_hours']} CPU-hours" if got else "not run"))
         return 0
-    record = run_study(STUDIES[args.name](), scheduler=args.scheduler, workers=args.workers, limit=args.limit)
+    if args.cmd == "publish":
+        record = publish(STUDIES[args.name]())
+    else:
+        record = run_study(STUDIES[args.name](), scheduler=args.scheduler, workers=args.workers, limit=args.limit)
     print(json.dumps({k: record[k] for k in ("study", "done", "of", "cpu_hours", "cpu_capability")}))
     return 0
 

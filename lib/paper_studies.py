@@ -1,88 +1,313 @@
-r"""The registered paper-scale studies (:mod:`lib.paper_scale`): their units, and the summary each publishes.
+r"""The registered paper-scale studies (:mod:`lib.paper_scale`): their units, their summaries, and what each summary
+measures of the registry's claims (:func:`paper_records`, the ledger's *paper scale* column).
 
-``b-sparsity-s16``: paper B's sparsity sweep at state size :math:`S = 16` (every :math:`s = 1, \dots, 16`, three
-seeds, 10,000 steps of 8,192 tokens, ``d_model`` 128, 8 heads, MLP 512, lr :math:`10^{-3}`, PyTorch's default
-initialisation: :meth:`lib.SparsityStudyConfig.paper`), one unit per :math:`(s, \text{seed})`, trained by the float32
-fast trainer (:func:`lib.train.fast_train.run_fast`, equal to the reference trainer to float32 rounding; bfloat16 is
-not used until its plateau lengths are calibrated against float32). The summary is what chapter 6's B-sparsity reads
-at FAST scale: per seed, the final held-out loss at :math:`s = S/2` minus the worse of :math:`s = 1` and
-:math:`s = S - 1` (:meth:`lib.studies.sparsity_study.SparsityStudy.gap`), and the same gap at step 0 as the control.
+``b-sparsity``: paper B's sparsity sweep (its Fig. 4, left) at state sizes :math:`S = 16` and :math:`32`, every
+:math:`s = 1, \dots, S`, three seeds, 10,000 steps of 8,192 tokens, ``d_model`` 128, 8 heads, MLP 512, lr
+:math:`10^{-3}`, PyTorch's default initialisation (:meth:`lib.SparsityStudyConfig.paper`; the paper's :math:`S = 8`
+is left out: it learns every :math:`s`, and the claim is about 16 and 32): one unit per :math:`(S, s, \text{seed})`,
+trained by the float32 fast trainer (:func:`lib.train.fast_train.run_fast`, equal to the reference trainer to
+float32 rounding; bfloat16 is not used until its plateau lengths are calibrated against float32). The units the
+claim needs come first (:math:`s = S/2, 1, S-1` at :math:`S = 16`, then at 32), so a study done in part measures
+the claim before it draws the whole curves.
+
+Our choice, beyond the paper: a unit stops once its held-out loss on the predicting positions is below
+:data:`lib.SOLVED` (a tenth of :math:`\ln 2`): a solved run spends no more CPU on a loss that can only go down. Its
+final loss is then a little above what 10,000 steps would give, so the gap below can only come out *smaller* than
+with the paper's measure (the ends are the solved ones): the stop works against the claim, never for it.
+
+``bf16-calibration``: whether the bfloat16 trainer may stand in for the float32 one at paper scale (it is 1.6-1.9×
+faster per step on CPUs with bfloat16 dot products, ``benchmarks/trainer_paper_scale.py``). Rounding every weight
+product to 8 significant bits could change what the study measures: on a plateau the gradients that lead to the
+sparse pattern are small. The calibration trains paper B's linear map (S = 16, s = 3, the settings above) from 16
+fresh seeds (30 to 45) in both precisions, each pair from the same initial weights and batches, until solved, and
+compares the steps to leave the plateau (first held-out output-bit loss below :data:`lib.LINEAR_MAP_EXIT`). The rule,
+fixed before any unit ran: bfloat16 stands in for float32 when the 90 % bootstrap interval (over seeds) of the median
+paired ratio of exit steps, bfloat16 over float32, lies wholly within [2/3, 3/2] (at most a 1.5× bias either way,
+against the threefold spread of exits across seeds); an interval reaching outside says "not shown", never "biased",
+unless it lies wholly outside. A run that never leaves within 10,000 steps counts at the budget.
+
+``b-heads-one``: the single head of paper B's heads × head-size grid on the linear map, at the paper's settings
+(:meth:`lib.WidthStudyConfig.paper`: S = 16, s = 3, 10,000 steps of 8,192 tokens, lr :math:`10^{-3}`, PyTorch's
+initialisation, head sizes 4, 8 and 16, three seeds): every run with :math:`H = 1`, and the control, every run with
+the most heads of the grid (:math:`H = 32`), one unit per (H, head size, seed), float32. The measure is chapter 6's:
+how many runs leave the plateau (held-out output-bit loss below :data:`lib.LINEAR_MAP_EXIT`); a unit stops as soon as
+it has (our choice: the count needs nothing after), so only the runs that never leave cost their 10,000 steps. The
+single head's units come first; the control's widest cell (:math:`d_\text{model} = 512`) costs the most.
+
+The summary of ``b-sparsity`` is what chapter 6's B-sparsity reads at FAST scale: per state size and seed, the final held-out loss at
+:math:`s = S/2` minus the worse of :math:`s = 1` and :math:`s = S - 1`
+(:meth:`lib.studies.sparsity_study.SparsityStudy.gap`), and the same gap at step 0 as the control.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from .paper_scale import PaperStudy, unit
+from .cache import DATA_DIR
+from .measures import LINEAR_MAP_EXIT, SOLVED
+from .paper_scale import PaperStudy, published
+from .stats import bootstrap_interval
+from .study_unit import resolve, unit
 from .studies.sparsity_study import SparsityStudyConfig
-from .train.fast_train import FastRunConfig, run_fast
-from .train.gpt_train import GPTRunConfig
+from .studies.width_study import WidthStudyConfig
+from .train.fast_train import FastRunConfig
+from .train.gpt_train import Member
 
-__all__ = ["STUDIES", "first_and_last_loss", "sparsity_summary", "b_sparsity_s16"]
+__all__ = ["STUDIES", "SPARSITY_SIZES", "sparsity_summary", "sparsity_measures", "b_sparsity", "CALIBRATION_SEEDS",
+           "calibration_summary", "bf16_calibration", "heads_one_summary", "heads_one_measures", "b_heads_one",
+           "paper_records", "paper_claim", "study_progress"]
 
-SPARSITY_S = 16
-
-
-def first_and_last_loss(cfg: FastRunConfig) -> dict:
-    """Train ``cfg`` (:func:`lib.train.fast_train.run_fast`): held-out full-sequence loss at the first and the last
-    evaluation, per member, and the steps run."""
-    run = run_fast(cfg)
-    return {"initial": [float(x) for x in run.loss[0]], "final": [float(x) for x in run.loss[-1]],
-            "steps_run": int(run.steps_run)}  # fmt: skip
+#: The state sizes of ``b-sparsity`` (the claim's two).
+SPARSITY_SIZES = (16, 32)
 
 
-def _sparsity_units(config: SparsityStudyConfig, S: int):
-    stack = config.run(S)  # members ordered (s, seed)
-    s_values = dict(config.grid)[S]
-    keys = [(s, k) for s in s_values for k in config.seeds]
-    units = tuple(unit("lib.paper_studies:first_and_last_loss",
-                       FastRunConfig(GPTRunConfig(**{**_fields(stack), "members": (m,)}), "fp32"))
-                  for m in stack.members)  # fmt: skip
-    return keys, units
+def _gap_sparsities(S: int) -> tuple[int, int, int]:
+    return S // 2, 1, S - 1
 
 
-def _fields(cfg: GPTRunConfig) -> dict:
-    from dataclasses import fields
+def _sparsity_keys(config: SparsityStudyConfig) -> list[tuple[int, int, int]]:
+    """``(S, s, seed)`` of every unit, in the order they are run: the gap's three sparsities at each S first."""
+    grid = dict(config.grid)
+    first = [(S, s) for S in SPARSITY_SIZES for s in _gap_sparsities(S)]
+    rest = [(S, s) for S in SPARSITY_SIZES for s in grid[S] if s not in _gap_sparsities(S)]
+    return [(S, s, k) for S, s in first + rest for k in config.seeds]
 
-    return {f.name: getattr(cfg, f.name) for f in fields(cfg) if f.init}
+
+def _sparsity_units(config: SparsityStudyConfig):
+    member = {}
+    stacks = {S: config.run(S) for S in SPARSITY_SIZES}
+    for S, stack in stacks.items():  # members ordered (s, seed)
+        member.update(zip([(S, s, k) for s in dict(config.grid)[S] for k in config.seeds], stack.members))
+    return tuple(unit("lib.paper_units:fast_curves",
+                      FastRunConfig(replace(stacks[S], members=(member[S, s, k],), stop_below=SOLVED), "fp32"))
+                 for S, s, k in _sparsity_keys(config))  # fmt: skip
 
 
 def sparsity_summary(values) -> dict:
-    """Per ``(s, seed)`` unit (``None``: not done) -> the published summary of ``b-sparsity-s16`` (module docstring):
-    ``final[s]``, ``initial[s]`` (per seed, ``None`` where not done), and ``gap``, ``control_gap`` per seed where the
-    three sparsities it needs are done."""
+    """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-sparsity``: per state
+    size ``S`` (a string key), ``final[s]``, ``initial[s]``, ``steps_run[s]`` (per seed, ``None`` where not done),
+    and ``gap``, ``control_gap`` per seed where the three sparsities it needs are done (module docstring)."""
     config = SparsityStudyConfig.paper()
-    keys, _ = _sparsity_units(config, SPARSITY_S)
+    keys = _sparsity_keys(config)
     if len(values) != len(keys):
         raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
-    by = {key: v for key, v in zip(keys, values)}
-    s_values = dict(config.grid)[SPARSITY_S]
-    out = {"S": SPARSITY_S, "seeds": list(config.seeds), "final": {}, "initial": {}}
-    for s in s_values:
-        for field in ("final", "initial"):
-            out[field][str(s)] = [None if by[s, k] is None else by[s, k][field][0] for k in config.seeds]
-    for field, name in (("final", "gap"), ("initial", "control_gap")):
-        gaps = []
-        for k in config.seeds:
-            need = [by[s, k] for s in (1, SPARSITY_S // 2, SPARSITY_S - 1)]
-            if all(v is not None for v in need):
-                low, mid, high = (v[field][0] for v in need)
-                gaps.append(float(mid - max(low, high)))
-        out[name] = gaps
-    out["median_gap"] = float(np.median(out["gap"])) if out["gap"] else None
+    by = dict(zip(keys, values))
+    out = {"seeds": list(config.seeds), "sizes": {}}
+    for S in SPARSITY_SIZES:
+        size = {"final": {}, "initial": {}, "steps_run": {}}
+        for s in dict(config.grid)[S]:
+            runs = [by[S, s, k] for k in config.seeds]
+            size["final"][str(s)] = [None if v is None else v["loss"][-1][0] for v in runs]
+            size["initial"][str(s)] = [None if v is None else v["loss"][0][0] for v in runs]
+            size["steps_run"][str(s)] = [None if v is None else v["steps_run"] for v in runs]
+        for field, name in (("final", "gap"), ("initial", "control_gap")):
+            gaps = []
+            for j, _ in enumerate(config.seeds):
+                mid, low, high = (size[field][str(s)][j] for s in _gap_sparsities(S))
+                if None not in (low, mid, high):
+                    gaps.append(float(mid - max(low, high)))
+            size[name] = gaps
+        out["sizes"][str(S)] = size
     return out
 
 
-def b_sparsity_s16() -> PaperStudy:
-    """Paper B's sparsity sweep at S = 16 (module docstring): 48 units."""
-    config = SparsityStudyConfig.paper()
-    _, units = _sparsity_units(config, SPARSITY_S)
-    return PaperStudy("b-sparsity-s16", ("B-sparsity",),
-                      "paper B's settings at S = 16 (every s, 3 seeds, 10,000 steps of 8,192 tokens, d_model 128, "
-                      "8 heads, MLP 512, lr 1e-3), float32", units, "lib.paper_studies:sparsity_summary")  # fmt: skip
+def sparsity_measures(summary: dict) -> dict:
+    """What ``b-sparsity`` measures of B-sparsity, as its FAST check does: the per-seed gaps at the state size whose
+    90 % bootstrap interval reaches lower, the median step-0 gap at its most favourable as the control. A state size
+    with fewer than two seeds done is not measured, and the claim's record says so (``incomplete``); ``{}`` while
+    none is."""
+    sizes = {S: v for S, v in summary["sizes"].items() if len(v["gap"]) >= 2}
+    if not sizes:
+        return {}
+    weakest = min(sizes, key=lambda S: bootstrap_interval(sizes[S]["gap"]).lo)
+    missing = [S for S in summary["sizes"] if S not in sizes]
+    seeds = len(summary["seeds"])
+    return {"B-sparsity": {
+        "samples": sizes[weakest]["gap"],
+        "control": max(float(np.median(v["control_gap"])) for v in sizes.values()),
+        "text": "; ".join(f"S={S}: median gap {np.median(v['gap']):.3f} over {len(v['gap'])} of {seeds} seeds "
+                          f"(control at step 0: {np.median(v['control_gap']):.3f})" for S, v in sizes.items()),
+        "incomplete": ([f"S = {', '.join(missing)} not measured yet (the criterion takes the weaker state size)"]
+                       if missing else []),
+    }}  # fmt: skip
+
+
+def b_sparsity() -> PaperStudy:
+    """Paper B's sparsity sweep at S = 16 and 32 (module docstring): 144 units."""
+    return PaperStudy("b-sparsity", ("B-sparsity",),
+                      "paper B's settings at S = 16 and 32 (every s, 3 seeds, 10,000 steps of 8,192 tokens, d_model "
+                      "128, 8 heads, MLP 512, lr 1e-3), float32; a unit stops once solved",
+                      _sparsity_units(SparsityStudyConfig.paper()), "lib.paper_studies:sparsity_summary",
+                      "lib.paper_studies:sparsity_measures")  # fmt: skip
+
+
+def _heads_one_keys() -> list[tuple[int, int, int]]:
+    """``(H, d_head, seed)`` of every ``b-heads-one`` unit, in the order they are run: one head first."""
+    config = WidthStudyConfig.paper()
+    return [(H, dh, k) for H in (config.heads[0], config.heads[-1]) for dh in config.d_heads for k in config.seeds]
+
+
+def _heads_one_units():
+    runs = WidthStudyConfig.paper().runs()
+    out = []
+    for H, dh, k in _heads_one_keys():
+        grid = runs["grid", H, dh]
+        member = next(m for m in grid.members if m.seed == k)
+        out.append(unit("lib.paper_units:fast_curves",
+                        FastRunConfig(replace(grid, members=(member,), stop_below=LINEAR_MAP_EXIT), "fp32")))
+    return tuple(out)
+
+
+def heads_one_summary(values) -> dict:
+    """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-heads-one``: per
+    ``"H,d_head"`` cell the exit step of each seed (``null``: not done; ``"never"``: still on the plateau after the
+    budget), and per H the runs that left and the runs done."""
+    keys = _heads_one_keys()
+    if len(values) != len(keys):
+        raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
+    exits = []
+    for v in values:
+        below = [] if v is None else [s for s, loss in zip(v["steps"], v["pred_loss"]) if loss[0] < LINEAR_MAP_EXIT]
+        exits.append(None if v is None else below[0] if below else "never")
+    cells: dict[str, list] = {}
+    per_h: dict[str, dict] = {}
+    for (H, dh, _), e in zip(keys, exits):
+        cells.setdefault(f"{H},{dh}", []).append(e)
+        got = per_h.setdefault(str(H), {"left": 0, "done": 0, "of": 0})
+        got["of"] += 1
+        got["done"] += e is not None
+        got["left"] += isinstance(e, int)
+    return {"cells": cells, "heads": per_h}
+
+
+def heads_one_measures(summary: dict) -> dict:
+    """What ``b-heads-one`` measures of B-heads-one: the runs with one head that leave the plateau, and the same count
+    at the most heads as the control; runs not done yet are listed as missing (``{}`` while no single-head run is)."""
+    (one, one_got), (most, most_got) = sorted(summary["heads"].items(), key=lambda kv: int(kv[0]))
+    if one_got["done"] == 0:
+        return {}
+    missing = [f"{g['of'] - g['done']} of {g['of']} runs with H = {H} not done yet"
+               for H, g in ((one, one_got), (most, most_got)) if g["done"] < g["of"]]  # fmt: skip
+    return {"B-heads-one": {
+        "value": one_got["left"],
+        "control": most_got["left"] if most_got["done"] else None,
+        "text": (f"runs with H={one} that leave the plateau: {one_got['left']} of {one_got['done']} done; with H={most}: "
+                 f"{most_got['left']} of {most_got['done']} done (d_head 4, 8, 16; d_model = H × d_head)"),
+        "incomplete": missing,
+    }}  # fmt: skip
+
+
+def b_heads_one() -> PaperStudy:
+    """One head against the most heads of paper B's grid on the linear map (module docstring): 18 units."""
+    return PaperStudy("b-heads-one", ("B-heads-one",),
+                      "paper B's heads × head-size grid on the linear map (S = 16, s = 3, 10,000 steps of 8,192 "
+                      "tokens, lr 1e-3, head sizes 4, 8, 16, 3 seeds): H = 1 and, as the control, H = 32, float32; "
+                      "a unit stops once it leaves the plateau", _heads_one_units(),
+                      "lib.paper_studies:heads_one_summary", "lib.paper_studies:heads_one_measures")  # fmt: skip
+
+
+#: Fresh seeds of ``bf16-calibration`` (used by no other study).
+CALIBRATION_SEEDS = tuple(range(30, 46))
+#: Its rule: the interval of the median paired exit ratio (bfloat16 / float32) must lie within these bounds.
+CALIBRATION_BOUNDS = (2 / 3, 3 / 2)
+_PRECISIONS = ("fp32", "bf16")
+
+
+def _calibration_units():
+    stack = SparsityStudyConfig.paper().run(16)
+    task = next(m.task for m in stack.members if m.task.s == 3)
+    return tuple(unit("lib.paper_units:fast_curves",
+                      FastRunConfig(replace(stack, members=(Member(task, seed=k),), stop_below=SOLVED), precision))
+                 for k in CALIBRATION_SEEDS for precision in _PRECISIONS)  # fmt: skip
+
+
+def calibration_summary(values) -> dict:
+    """Per unit (seed-major, float32 then bfloat16; ``None``: not done) -> the published summary of
+    ``bf16-calibration``: exit steps per precision (``null`` where not done; the budget where never left), the
+    paired ratios of the seeds done in both, the 90 % bootstrap interval of their median and the verdict of the rule
+    (module docstring): ``"stands in"``, ``"biased"`` (wholly outside the bounds) or ``"not shown"``."""
+    if len(values) != 2 * len(CALIBRATION_SEEDS):
+        raise ValueError(f"need {2 * len(CALIBRATION_SEEDS)} unit values, got {len(values)}")
+
+    def exit_step(v):
+        if v is None:
+            return None
+        below = [s for s, loss in zip(v["steps"], v["pred_loss"]) if loss[0] < LINEAR_MAP_EXIT]
+        return float(below[0]) if below else float(v["steps"][-1])
+
+    exits = {p: [exit_step(values[2 * i + j]) for i in range(len(CALIBRATION_SEEDS))] for j, p in enumerate(_PRECISIONS)}
+    ratios = [b / a for a, b in zip(exits["fp32"], exits["bf16"]) if a is not None and b is not None]
+    out = {"seeds": list(CALIBRATION_SEEDS), "exits": exits, "ratios": ratios, "bounds": list(CALIBRATION_BOUNDS),
+           "interval": None, "verdict": "not shown"}  # fmt: skip
+    if len(ratios) >= 2:
+        iv = bootstrap_interval(ratios)
+        lo, hi = CALIBRATION_BOUNDS
+        out["interval"] = [iv.value, iv.lo, iv.hi]
+        out["verdict"] = ("stands in" if lo <= iv.lo and iv.hi <= hi else "biased" if iv.hi < lo or iv.lo > hi
+                          else "not shown")  # fmt: skip
+    return out
+
+
+def bf16_calibration() -> PaperStudy:
+    """bfloat16 against float32 at paper B's linear map (module docstring): 32 units, no claim."""
+    return PaperStudy("bf16-calibration", (), "paper B's linear map (S = 16, s = 3, d_model 128, 8 heads, MLP 512, "
+                      "8,192 tokens per step, lr 1e-3), 16 fresh seeds in float32 and bfloat16, each until solved",
+                      _calibration_units(), "lib.paper_studies:calibration_summary")  # fmt: skip
 
 
 #: ``{name: function returning the PaperStudy}``.
-STUDIES: dict[str, Callable[[], PaperStudy]] = {"b-sparsity-s16": b_sparsity_s16}
+STUDIES: dict[str, Callable[[], PaperStudy]] = {"b-sparsity": b_sparsity, "b-heads-one": b_heads_one,
+                                                 "bf16-calibration": bf16_calibration}
+
+
+def paper_records(data_dir: Path | str = DATA_DIR) -> list:
+    """The ledger's *paper scale* column: one :class:`lib.claims.ClaimRecord` (``scale="paper"``) per claim a
+    published study measures, judged by the registry's check for that claim exactly as at FAST scale
+    (:func:`lib.claims.build_record`), with "k of n units" and the study's cost in its note. Every such study is
+    committed with fixed seeds, so none is *reproduced* before it is rerun at other seed offsets."""
+    from .claims import REGISTRY, build_record
+
+    records = []
+    for name, make in STUDIES.items():
+        record = published(name, data_dir)
+        if record is None:
+            continue
+        study = make()
+        if not study.measures:
+            continue
+        measured = resolve(study.measures)(record["summary"])
+        for cid, m in measured.items():
+            chapter = REGISTRY[cid].checks[0].chapter
+            note = (f"paper-scale study {name}: {record['done']} of {record['of']} units, {record['cpu_hours']} "
+                    f"CPU-hours ({', '.join(record['cpu_capability'])}); `{record['command']}`")  # fmt: skip
+            records.append(build_record(cid, chapter, m.get("value"), control=m.get("control"),
+                                        samples=m.get("samples"), text=m.get("text"), note=note, scale="paper",
+                                        committed=f"the paper-scale study {name} (data/paper/)",
+                                        incomplete=m.get("incomplete", ()), robustness=[], extra={"study": name}))  # fmt: skip
+    return records
+
+
+def paper_claim(id: str, data_dir: Path | str = DATA_DIR, show: bool = True):
+    """Claim ``id``'s row of the *paper scale* column (:func:`paper_records`), shown as a claim box beside the FAST
+    one; ``None`` (shown as a line saying so) where no committed study measures it yet. Nothing is recorded in the
+    notebook's metadata: the ledger reads the committed studies itself."""
+    found = [r for r in paper_records(data_dir) if r.id == id]
+    record = found[0] if found else None
+    if show:
+        from IPython.display import HTML, display
+
+        display(HTML(record._repr_html_()) if record is not None else
+                HTML(f"<p><em>Claim {id} at paper scale: not run (no committed study measures it yet).</em></p>"))
+    return record
+
+
+def study_progress(record: dict | None) -> dict:
+    """``done``, ``of`` and ``cpu_hours`` of a published study's record (:func:`lib.paper_scale.published`); zeros
+    for ``None`` (nothing published)."""
+    if record is None:
+        return {"done": 0, "of": 0, "cpu_hours": 0.0}
+    return {k: record[k] for k in ("done", "of", "cpu_hours")}

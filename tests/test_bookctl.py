@@ -44,9 +44,11 @@ def test_ledger_from_executed_notebooks(tmp_path):
             {"output_type": "display_data", "metadata": {CLAIM_KEY: rec.to_json()}, "data": {"text/plain": "x"}}
         )
         path.write_text(json.dumps(nb))
-    text, records = bookctl.ledger(out, ROOT)
+    text, records, paper = bookctl.ledger(out, ROOT)
     assert (out / bookctl.LEDGER_FILE).read_text() == text
-    assert "checks of the papers' claims" in (out / bookctl.COUNTS_FILE).read_text()  # the landing page leads with it
+    counts = (out / bookctl.COUNTS_FILE).read_text()
+    assert "checks of the papers' claims" in counts and "At paper scale" in counts  # the landing page leads with it
+    assert "| paper scale |" in text and all(p.scale == "paper" for p in paper)
     assert "`A-soft-order`" in text and "{doc}`1 </chapters/01_copy_task>`" in text
     assert len(records) == len(bookctl.chapter_docnames(ROOT))
 
@@ -93,7 +95,8 @@ def test_ledger_check_at_another_seed_offset_needs_nine_in_ten_kept(tmp_path, mo
     bookctl.accept_snapshot(recs, "fast", snap, ROOT)
     moved = lambda n, off: [dataclasses.replace(r, status="contradicted" if i < n else r.status,  # noqa: E731
                                                 extra=dict(r.extra, seed_offset=off)) for i, r in enumerate(recs)]
-    monkeypatch.setattr(bookctl, "ledger", lambda out: ("# ledger", moved_now))
+    monkeypatch.setattr(bookctl, "ledger", lambda out: ("# ledger", moved_now, paper_now))
+    paper_now = []
     moved_now = moved(1, 4)  # 9 of 10 kept at offset 4: passes, listing the moved claim
     assert bookctl.main(["ledger", str(tmp_path), "--check", str(snap)]) == 0
     assert "9 of 10 statuses kept" in capsys.readouterr().out
@@ -104,6 +107,14 @@ def test_ledger_check_at_another_seed_offset_needs_nine_in_ten_kept(tmp_path, mo
     moved_now = moved(0, 4)  # and a build at another offset never becomes the snapshot
     with pytest.raises(SystemExit, match="seed offset"):
         bookctl.main(["ledger", str(tmp_path), "--accept", str(snap)])
+    # the paper-scale column (committed studies) does not depend on the offset: any change of it fails
+    paper = dataclasses.replace(base, id="B-x", scale="paper", status="partial")
+    bookctl.accept_snapshot([paper], bookctl.PAPER_STUDIES, snap, ROOT)
+    paper_now = [paper]
+    assert bookctl.main(["ledger", str(tmp_path), "--check", str(snap)]) == 0
+    paper_now = [dataclasses.replace(paper, status="not at our scale")]
+    assert bookctl.main(["ledger", str(tmp_path), "--check", str(snap)]) == 1
+    assert "paper-scale statuses" in capsys.readouterr().err
 
 
 def test_the_hub_source_takes_chapter_5_out_of_the_comparison(monkeypatch):

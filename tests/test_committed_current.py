@@ -44,3 +44,19 @@ def test_every_committed_result_is_current():
         if header["code"] != cache.code_fingerprint(_function(header["function"])):
             stale.setdefault(header["function"], []).append(path.name)
     assert not stale, f"stale committed results (their code changed): { {k: len(v) for k, v in stale.items()} }"
+
+
+def test_every_committed_paper_scale_unit_is_current():
+    """A unit committed under data/paper/ is keyed by the code of its training function; after an edit of that code
+    its key is no longer among the study's, the study would silently lose it (and its summary would describe runs
+    of the old code): the edit must come with the study rerun, or not at all."""
+    from lib.paper_scale import published
+    from lib.paper_studies import STUDIES
+    from lib.study_unit import unit_key
+
+    files = {p.stem for p in (DATA / "paper").glob("*.json")}
+    assert files <= set(STUDIES), f"published studies that are not registered: {sorted(files - set(STUDIES))}"
+    for name in sorted(files):
+        keys = {unit_key(u) for u in STUDIES[name]().units}
+        saved = set(published(name, DATA)["units"])
+        assert saved <= keys, f"{name}: {len(saved - keys)} committed units of code that has changed since"

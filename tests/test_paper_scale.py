@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from lib.cache import Cache
-from lib.paper_scale import PaperStudy, StudyUnit, executor_for, main, publish, run_study, run_unit, unit
+from lib.paper_scale import (PaperStudy, StudyUnit, committed_units, executor_for, main, publish, run_study,
+                             run_unit, unit)
 from lib.tasks import LinearMapTask
 from lib.train.gpt_train import GPTRunConfig, Member
 
@@ -42,6 +43,7 @@ def test_a_partial_study_publishes_what_is_done_and_resumes(tmp_path):
     assert (first["done"], first["of"], first["summary"]["missing"]) == (2, 3, 1)
     assert first["cpu_hours"] > 0 and first["cpu_capability"] and first["command"] == "python -m lib.paper_scale run tiny"
     on_disk = json.loads((data / "paper" / "tiny.json").read_text())
+    assert len(on_disk["units"]) == 2  # every done unit's result, so a new machine resumes from data/
     assert on_disk["done"] == 2 and "paper/tiny.json" in json.loads((data / "manifest.json").read_text())["files"]
     second = run_study(study, workers=2, cache=cache, data_dir=data)  # resumes: only the third unit is computed
     assert second["done"] == 3 and second["summary"]["losses"][:2] == first["summary"]["losses"]
@@ -82,38 +84,158 @@ def test_the_command_line_lists_the_registered_studies(capsys):
     assert capsys.readouterr().out.strip()
 
 
-def test_the_sparsity_study_has_one_unit_per_s_and_seed_of_the_papers_stack():
-    from lib.paper_studies import b_sparsity_s16
+def test_a_study_resumes_from_its_committed_units_alone(tmp_path):
+    study, data = tiny_study(), fresh_data(tmp_path)
+    first = run_study(study, limit=2, workers=1, cache=Cache(tmp_path / "c", enabled=True), data_dir=data)
+    assert len(first["units"]) == 2 and len(committed_units(study, data)) == 2
+    log = tmp_path / "calls"
+    empty = Cache(tmp_path / "other", enabled=True)  # a new machine: no results cache, only data/
+    again = publish(study, cache=empty, data_dir=data, write=False)
+    assert again["summary"] == first["summary"] and again["done"] == 2
+    stale = PaperStudy(study.name, study.claims, study.setting,
+                       tuple(StudyUnit(u.func, u.config, "0" * 64) for u in study.units), study.summarize)  # fmt: skip
+    assert committed_units(stale, data) == {}  # units of other code are not taken for these
+    assert not log.exists()
+
+
+def test_the_sparsity_study_has_one_unit_per_size_s_and_seed_of_the_papers_stacks():
+    from lib.measures import SOLVED
+    from lib.paper_studies import SPARSITY_SIZES, b_sparsity
     from lib.studies.sparsity_study import SparsityStudyConfig
 
-    study = b_sparsity_s16()
-    stack = SparsityStudyConfig.paper().run(16)
-    assert len(study.units) == len(stack.members) == 48
-    for u, m in zip(study.units, stack.members):
-        run = u.config.run
-        assert run.members == (m,) and (run.steps, run.tokens_per_step, run.d_model, run.lr) == (
-            stack.steps, stack.tokens_per_step, stack.d_model, stack.lr) and u.config.precision == "fp32"
+    study, config = b_sparsity(), SparsityStudyConfig.paper()
+    stacks = {S: config.run(S) for S in SPARSITY_SIZES}
+    assert len(study.units) == sum(len(st.members) for st in stacks.values()) == 144
+    first = [(u.config.run.members[0].task.S, u.config.run.members[0].task.s) for u in study.units[:18]]
+    assert first == [(S, s) for S in (16, 32) for s in (S // 2, 1, S - 1) for _ in range(3)]  # the gap's units first
+    members = [u.config.run.members[0] for u in study.units]
+    assert sorted(map(repr, members)) == sorted(repr(m) for st in stacks.values() for m in st.members)
+    for u in study.units:
+        run, stack = u.config.run, stacks[u.config.run.members[0].task.S]
+        assert (run.steps, run.tokens_per_step, run.d_model, run.lr, run.init) == (
+            stack.steps, stack.tokens_per_step, stack.d_model, stack.lr, stack.init)
+        assert u.config.precision == "fp32" and run.stop_below == SOLVED
+
+
+def _fake_unit(initial, final):
+    return {"steps": [0, 100], "loss": [[initial], [final]], "pred_loss": [[initial], [final]], "steps_run": 100}
+
+
+def _fake_values(loss, done=lambda S, s, k: True):
+    from lib.paper_studies import _sparsity_keys
+    from lib.studies.sparsity_study import SparsityStudyConfig
+
+    return [_fake_unit(2.0, loss(S, s, k)) if done(S, s, k) else None
+            for S, s, k in _sparsity_keys(SparsityStudyConfig.paper())]  # fmt: skip
 
 
 def test_the_sparsity_summary_is_the_chapters_gap_on_done_seeds():
     from lib.paper_studies import sparsity_summary
 
-    values = []
-    for s in range(1, 17):
-        for k in range(3):
-            done = k < 2  # the third seed not done
-            values.append({"initial": [2.0], "final": [1.0 + (s == 8) + 0.1 * (s == 15) + 0.01 * k]} if done else None)
-    out = sparsity_summary(values)
-    np.testing.assert_allclose(out["gap"], [2.0 - 1.1, 2.01 - 1.11])  # s=8 minus the worse of s=1 and s=15
-    assert out["control_gap"] == [0.0, 0.0] and out["final"]["8"][2] is None
+    values = _fake_values(lambda S, s, k: 1.0 + (s == S // 2) + 0.1 * (s == S - 1) + 0.01 * k,
+                          done=lambda S, s, k: S == 16 and k < 2)  # the third seed and S = 32 not done
+    out = sparsity_summary(values)["sizes"]
+    np.testing.assert_allclose(out["16"]["gap"], [2.0 - 1.1, 2.01 - 1.11])  # s=8 minus the worse of s=1 and s=15
+    assert out["16"]["control_gap"] == [0.0, 0.0] and out["16"]["final"]["8"][2] is None and out["32"]["gap"] == []
     with pytest.raises(ValueError):
         sparsity_summary(values[:-1])
 
 
-def test_a_sparsity_unit_trains_at_the_papers_width(tmp_path):
-    from lib.paper_studies import b_sparsity_s16, first_and_last_loss
+def test_the_sparsity_measure_takes_the_weaker_size_and_says_what_is_missing():
+    from lib.paper_studies import sparsity_measures, sparsity_summary
+
+    both = sparsity_summary(_fake_values(lambda S, s, k: 1.0 + (0.3 if S == 16 else 0.5) * (s == S // 2) + 0.01 * k))
+    m = sparsity_measures(both)["B-sparsity"]
+    np.testing.assert_allclose(m["samples"], [0.3] * 3, atol=1e-12)  # S = 16, the weaker
+    assert m["control"] == 0.0 and m["incomplete"] == []
+    half = sparsity_summary(_fake_values(lambda S, s, k: 1.0 + 0.3 * (s == S // 2), done=lambda S, s, k: S == 16))
+    assert "S = 32 not measured" in sparsity_measures(half)["B-sparsity"]["incomplete"][0]
+    assert sparsity_measures(sparsity_summary(_fake_values(lambda S, s, k: 1.0, done=lambda *a: False))) == {}
+
+
+def test_paper_records_judge_a_published_study_by_the_registry(tmp_path, monkeypatch):
+    import lib.paper_studies as ps
+    from lib.claims import ledger_markdown
+
+    data = fresh_data(tmp_path)
+    values = _fake_values(lambda S, s, k: 0.35 + 0.33 * (s == S // 2) + 0.01 * k, done=lambda S, s, k: S == 16)
+    record = {"summary": ps.sparsity_summary(values), "done": 9, "of": 144, "cpu_hours": 1.5,
+              "cpu_capability": ["AVX512"], "command": "python -m lib.paper_scale run b-sparsity"}  # fmt: skip
+    (data / "paper").mkdir()
+    (data / "paper" / "b-sparsity.json").write_text(json.dumps(record))
+    (paper,) = ps.paper_records(data)
+    assert (paper.id, paper.scale, paper.chapter) == ("B-sparsity", "paper", "06_sparse_patterns")
+    assert abs(paper.measured - 0.33) < 1e-9 and paper.control == 0.0
+    assert paper.status == "partial"  # the gap passes, but S = 32 is missing and the study's seeds are fixed
+    assert any("S = 32" in u for u in paper.unmet) and any("fixed seeds" in u for u in paper.unmet)
+    assert "9 of 144 units" in paper.note
+    monkeypatch.setattr(ps, "STUDIES", {})
+    assert ps.paper_records(data) == []
+    import lib
+
+    lib.setup("06_sparse_patterns", fast=True)
+    fast = lib.claim("B-sparsity", None, show=False, robustness=[])
+    assert "**partial**<br><small>S=16: median gap 0.330" in ledger_markdown([fast], paper=[paper])  # its paper-scale cell
+    assert ledger_markdown([fast]).count("**not run**") >= 2  # the FAST row not run, and no paper-scale study
+
+
+def test_a_sparsity_unit_trains_at_the_papers_width():
+    from lib.paper_studies import b_sparsity
+    from lib.paper_units import fast_curves
     from lib.smoke import cut
 
-    cfg = cut(b_sparsity_s16().units[0].config, 3000)  # the paper's model, 3 steps
-    out = first_and_last_loss(cfg)
-    assert out["steps_run"] == 3 and len(out["final"]) == 1 and np.isfinite(out["final"]).all()
+    cfg = cut(b_sparsity().units[0].config, 3000)  # the paper's model, 3 steps
+    out = fast_curves(cfg)
+    assert out["steps_run"] == 3 and out["steps"][-1] == 3 and len(out["loss"][-1]) == 1
+    assert np.isfinite(out["loss"]).all() and json.loads(json.dumps(out)) == out
+
+
+def _curve(exit_at, budget=10_000):
+    """A unit's curves that leave the plateau at ``exit_at`` (``None``: never, run to the budget)."""
+    steps = list(range(0, budget + 1, 100)) if exit_at is None else list(range(0, exit_at + 201, 100))
+    loss = [[0.69] if exit_at is None or s < exit_at else [0.3 if s == exit_at else 0.05] for s in steps]
+    return {"steps": steps, "loss": loss, "pred_loss": loss, "steps_run": steps[-1]}
+
+
+@pytest.mark.parametrize("bf16_factor, verdict", [(1.0, "stands in"), (2.5, "biased"), (None, "not shown")])
+def test_the_bf16_calibration_rule(bf16_factor, verdict):
+    from lib.paper_studies import CALIBRATION_SEEDS, bf16_calibration, calibration_summary
+
+    study = bf16_calibration()
+    assert len(study.units) == 2 * len(CALIBRATION_SEEDS) and not study.claims and not study.measures
+    assert [u.config.precision for u in study.units[:4]] == ["fp32", "bf16", "fp32", "bf16"]  # pairs first
+    assert len({u.config.run.members[0].seed for u in study.units}) == len(CALIBRATION_SEEDS)
+    rng = np.random.default_rng(0)
+    fp32 = [int(x) for x in rng.integers(9, 30, len(CALIBRATION_SEEDS)) * 100]  # a threefold spread, like the paper's
+    if bf16_factor is None:  # half the seeds twice as slow, half twice as fast: a wide interval
+        bf16 = [e * 2 if i % 2 else e // 2 for i, e in enumerate(fp32)]
+    else:
+        bf16 = [int(round(e * bf16_factor / 100)) * 100 for e in fp32]
+    values = [_curve(e) for pair in zip(fp32, bf16) for e in pair]
+    out = calibration_summary(values)
+    assert out["verdict"] == verdict and len(out["ratios"]) == len(CALIBRATION_SEEDS)
+    assert out["exits"]["fp32"] == [float(e) for e in fp32]
+    half = calibration_summary(values[:6] + [None] * (len(values) - 6))  # three pairs done
+    assert len(half["ratios"]) == 3 and half["exits"]["bf16"][5] is None
+    never = calibration_summary([_curve(None)] * len(values))
+    assert never["exits"]["fp32"][0] == 10_000.0  # censored at the budget
+
+
+def test_the_single_head_study_counts_runs_that_leave_the_plateau():
+    from lib.paper_studies import _heads_one_keys, b_heads_one, heads_one_measures, heads_one_summary
+
+    study, keys = b_heads_one(), _heads_one_keys()
+    assert len(study.units) == len(keys) == 18 and [k[0] for k in keys[:9]] == [1] * 9  # one head first
+    for u, (H, dh, k) in zip(study.units, keys):
+        run = u.config.run
+        assert (run.n_heads, run.d_head, run.members[0].seed, run.steps, run.tokens_per_step) == (H, dh, k, 10_000, 8192)
+    leaves = {(1, 8, 2), (32, 4, 0), (32, 8, 0), (32, 16, 1)}
+    values = [_curve(300 if key in leaves else None) for key in keys]
+    out = heads_one_summary(values)
+    assert out["heads"]["1"] == {"left": 1, "done": 9, "of": 9} and out["heads"]["32"]["left"] == 3
+    assert out["cells"]["1,8"] == ["never", "never", 300]
+    m = heads_one_measures(out)["B-heads-one"]
+    assert (m["value"], m["control"], m["incomplete"]) == (1, 3, [])
+    part = heads_one_measures(heads_one_summary(values[:9] + [None] * 9))["B-heads-one"]
+    assert part["control"] is None and "9 of 9 runs with H = 32 not done yet" in part["incomplete"][0]
+    assert heads_one_measures(heads_one_summary([None] * 18)) == {}

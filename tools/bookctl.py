@@ -229,17 +229,25 @@ def executed_chapters(out: Path, root: Path = ROOT) -> dict[str, Path]:
     return found
 
 
+#: The snapshot's key for the statuses of the *paper scale* column (committed paper-scale studies, data/paper/).
+PAPER_STUDIES = "paper-studies"
+
+
 def ledger(out: Path, root: Path = ROOT):
-    """Write ``out/_ledger.md`` and ``out/_ledger_counts.md``; returns the ledger's text and the claim records."""
+    """Write ``out/_ledger.md`` and ``out/_ledger_counts.md``; returns the ledger's text, the claim records of the
+    executed chapters and those of the committed paper-scale studies (:func:`lib.paper_studies.paper_records`)."""
     sys.path.insert(0, str(root))
-    from lib.claims import collect_claims, counts_markdown, ledger_markdown
+    from lib.claims import collect_claims, counts_markdown, ledger_markdown, paper_counts_markdown
+    from lib.paper_studies import paper_records
 
     chapters = executed_chapters(out, root)
     records = collect_claims(chapters.values())
-    text = ledger_markdown(records, {slug: f"/chapters/{slug}" for slug in chapters})
+    paper = paper_records()
+    text = ledger_markdown(records, {slug: f"/chapters/{slug}" for slug in chapters}, paper=paper)
     (out / LEDGER_FILE).write_text(text, encoding="utf-8")
-    (out / COUNTS_FILE).write_text(counts_markdown(records) + "\n", encoding="utf-8")
-    return text, records
+    counts = counts_markdown(records) + " " + paper_counts_markdown(records, paper)
+    (out / COUNTS_FILE).write_text(counts + "\n", encoding="utf-8")
+    return text, records, paper
 
 
 def statuses(records) -> dict[str, str]:
@@ -436,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{', '.join(run['failed_chapters']) or 'none'} -> {args.into}")
         return 0
     if args.cmd == "ledger":
-        text, records = ledger(Path(args.out))
+        text, records, paper = ledger(Path(args.out))
         print(text.splitlines()[0])
         scales = {r.scale for r in records}
         if (args.check or args.accept) and len(scales) != 1:
@@ -452,11 +460,19 @@ def main(argv: list[str] | None = None) -> int:
                              "default seed's statuses")
         if args.accept:
             accept_snapshot(records, scale, Path(args.accept))
-            print(f"wrote the {scale}-scale statuses of {len(records)} claims to {args.accept}")
+            accept_snapshot(paper, PAPER_STUDIES, Path(args.accept))
+            print(f"wrote the {scale}-scale statuses of {len(records)} claims and the paper-scale statuses of "
+                  f"{len(paper)} (committed studies) to {args.accept}")
         elif args.check:
             if skip:
                 print(f"not compared with the snapshot (another source): {', '.join(sorted(skip))}")
             changes = check_snapshot(records, scale, Path(args.check), skip)
+            paper_changes = check_snapshot(paper, PAPER_STUDIES, Path(args.check))
+            if paper_changes:  # the committed studies do not depend on the build's seed offset or scale
+                print(f"paper-scale statuses (committed studies) differ from {args.check}:", *paper_changes,
+                      sep="\n  ", file=sys.stderr)  # fmt: skip
+                print(f"if the change is meant, run `{ACCEPT_COMMAND}` and commit the diff with its reason", file=sys.stderr)
+                return 1
             if changes and offsets - {0}:
                 kept, n = kept_share(records, scale, Path(args.check), skip)
                 ok = n > 0 and kept >= KEEP_AT_OTHER_OFFSETS * n

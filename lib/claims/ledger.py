@@ -9,7 +9,7 @@ from typing import Iterable, Mapping
 
 from .record import CLAIM_KEY, COUNTED, STATUSES, ClaimRecord
 
-__all__ = ["collect_claims", "ledger_markdown", "counts_markdown", "status_counts"]
+__all__ = ["collect_claims", "ledger_markdown", "counts_markdown", "paper_counts_markdown", "status_counts"]
 
 SOURCES = ("A", "B", "ours")
 _MARK = {s: f"**{s}**" for s in STATUSES}
@@ -59,18 +59,33 @@ def counts_markdown(records: Iterable[ClaimRecord]) -> str:
             f"{counts['not run']} not run ({scales} scale).")
 
 
+def paper_counts_markdown(records: Iterable[ClaimRecord], paper: Iterable[ClaimRecord]) -> str:
+    """One line: the paper-scale column's count per status, over the claims of ``records`` (a claim no committed
+    paper-scale study measures is *not run* there)."""
+    paper = {(p.chapter, p.id): p for p in paper}
+    statuses = [paper[(r.chapter, r.id)].status if (r.chapter, r.id) in paper else "not run" for r in records
+                if r.kind != "derived"]  # fmt: skip
+    counted = " · ".join(f"{statuses.count(s)} {s}" for s in COUNTED if statuses.count(s))
+    return (f"At paper scale, from committed studies (`data/paper/`): {counted + '; ' if counted else ''}"
+            f"{statuses.count('not run')} not run.")
+
+
 def _cell(text: str) -> str:
     return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
 
 
-def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str, str] | None = None) -> str:
+def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str, str] | None = None,
+                    paper: Iterable[ClaimRecord] = ()) -> str:  # fmt: skip
     """The ledger as MyST markdown, to be read at a glance: the count per status, a compact table (claim, status,
     chapter), and the full table one click away (a dropdown).
 
     A full row: the claim, the source's value, ours with its interval, the control's value, the criterion (its
-    reason a hover away), the status, the robustness runs it kept, and what a *reproduced* still lacks.
-    ``chapter_titles`` maps a chapter slug to its docname for a cross-reference.
+    reason a hover away), the status, the robustness runs it kept, what a *reproduced* still lacks, and the *paper
+    scale* column: the status from a committed paper-scale study (``paper``, records of ``scale="paper"``: their
+    value, interval and control), *not run* where none exists. ``chapter_titles`` maps a chapter slug to its docname
+    for a cross-reference.
     """
+    paper = {(p.chapter, p.id): p for p in paper}
     records = sorted(records, key=lambda r: (SOURCES.index(r.source), r.id, r.chapter))
     if not records:
         return "*No claims have been recorded yet.*\n"
@@ -83,6 +98,8 @@ def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str,
     lines = [
         counts_markdown(records),
         "",
+        paper_counts_markdown(records, paper.values()),
+        "",
         "| status | checks |",
         "|---|---|",
     ]
@@ -92,15 +109,27 @@ def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str,
             lines.append(f"| {_MARK[s_]} | {', '.join(ids)} |")
     lines += ["", ":::{dropdown} Every check in full: the paper's number, ours with its interval, the control, the "
               "criterion, what it lacks", "",
-              "| claim | the source says | ours [90 % interval] | control | reproduced if | status | ch. |",
-              "|---|---|---|---|---|---|---|"]  # fmt: skip
+              "| claim | the source says | ours [90 % interval] | control | reproduced if | status | paper scale | ch. |",
+              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in records:
         ours = _cell(r.measured_text) + (f" {_cell(r.interval_text())}" if r.interval else "")
         control = "—" if r.kind == "derived" else _cell(r.control_text())
         status = _MARK[r.status] + (f"<br><small>{_cell(r.robust_text())}</small>" if r.robust_text() else "")
         status += f"<br><small>lacks: {_cell('; '.join(r.unmet))}</small>" if r.unmet else ""
         cells = [f"`{r.id}` {_cell(r.statement)}", _cell(r.source_value), ours, control,
-                 f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>', status, chapter(r)]  # fmt: skip
+                 f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>', status,
+                 _paper_cell(r, paper.get((r.chapter, r.id))), chapter(r)]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", ":::"]
     return "\n".join(lines) + "\n"
+
+
+def _paper_cell(r: ClaimRecord, p: ClaimRecord | None) -> str:
+    """The *paper scale* cell of row ``r``: ``—`` for our own derivation, *not run* without a committed study."""
+    if r.kind == "derived":
+        return "—"
+    if p is None:
+        return _MARK["not run"]
+    ours = _cell(p.measured_text) + (f" {_cell(p.interval_text())}" if p.interval else "")
+    return (f"{_MARK[p.status]}<br><small>{ours}; control {_cell(p.control_text())}; "
+            f"{_cell(p.note)}</small>")

@@ -38,7 +38,7 @@ import numpy as np
 
 from .registry import Check, Claim, get_check
 
-__all__ = ["CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "claim", "condition_interval", "judge",
+__all__ = ["CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "claim", "build_record", "condition_interval", "judge",
            "robustness_runs"]  # fmt: skip
 
 CLAIM_KEY = "attention_book_claim"
@@ -85,11 +85,14 @@ def _as_value(name: str, x, boolean: bool):
 
 
 def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int, int] | None = None,
-          choice: str = "") -> tuple[str, str, list[str]]:  # fmt: skip
+          choice: str = "", committed: str | None = None, incomplete=()) -> tuple[str, str, list[str]]:  # fmt: skip
     """``(status, status before the robustness requirement, unmet requirements)`` of one check (module docstring).
 
     ``interval`` is ``(lo, hi)`` or ``None``; ``robust`` is ``(runs that kept the status, runs)`` or ``None``
-    when no robustness run has recorded this check; ``choice`` is the claim's chosen-to-match-the-paper note.
+    when no robustness run has recorded this check; ``choice`` is the claim's chosen-to-match-the-paper note;
+    ``committed`` names the committed study with fixed seeds the value comes from (default: the check's own
+    ``committed``); ``incomplete`` lists parts of the measurement that were not made (e.g. a state size of a
+    paper-scale study not run yet): each is an unmet requirement of *reproduced*.
     """
     if value is None:
         return "not run", "not run", []
@@ -124,9 +127,11 @@ def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int
         unmet.append("the control passes the criterion too")
     if choice:
         unmet.append("the setting was chosen to match the paper: the agreement is built in")
+    unmet.extend(incomplete)
     raw = "partial" if unmet else "reproduced"
-    if check.committed:
-        unmet.append(f"measured on a committed study with fixed seeds ({check.committed}): other seed offsets need "
+    committed = check.committed if committed is None else committed
+    if committed:
+        unmet.append(f"measured on a committed study with fixed seeds ({committed}): other seed offsets need "
                      "the study rerun")
     elif robust is None:
         unmet.append("no robustness runs (other seeds, CPU kernels)")
@@ -282,11 +287,30 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         Robustness runs to judge by (default: ``data/robustness.json``).
     """
     from .. import book
+
+    ctx = book.context()
+    record = build_record(id, ctx.chapter, value, control=control, samples=samples, interval=interval, text=text,
+                          note=note, extra=extra, robustness=robustness, scale=ctx.scale, seed_offset=ctx.seed_offset,
+                          smoke=ctx.smoke)  # fmt: skip
+    if show:
+        _display(record)
+    return record
+
+
+def build_record(id: str, chapter: str, value, *, control=None, samples=None, interval=None, text: str | None = None,
+                 note: str = "", extra: Mapping | None = None, robustness: list[dict] | None = None,
+                 scale: str = "fast", seed_offset: int = 0, smoke: int = 0, committed: str | None = None,
+                 incomplete=()) -> ClaimRecord:  # fmt: skip
+    """The :class:`ClaimRecord` of claim ``id``'s check in ``chapter``, judged by the registry (what :func:`claim`
+    records, without a chapter's context: the paper-scale column is built this way from committed studies).
+
+    Arguments as in :func:`claim`, and the context: ``scale`` (``"fast"`` or ``"paper"``), ``seed_offset``,
+    ``smoke`` (the smoke run's cut factor, 0 outside one), ``committed`` and ``incomplete`` (:func:`judge`).
+    """
     from ..smoke import bootstrap_interval  # lib.stats's, NaN on cut data in a smoke run
     from ..stats import Interval
 
-    ctx = book.context()
-    reg, check = get_check(id, ctx.chapter)
+    reg, check = get_check(id, chapter)
     boolean = check.reproduced.criterion.op == "is_true"
     if samples is not None and interval is not None:
         raise ValueError(f"claim {id}: give samples= or interval=, not both")
@@ -295,7 +319,7 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
             raise ValueError(f"claim {id}: a qualitative claim has no samples (give interval=condition_interval(...))")
         stat = np.median if check.statistic == "median" else np.mean
         samples = np.asarray(samples, dtype=float).ravel()
-        if samples.size == 0 and ctx.smoke:  # a cut run may qualify no seed: not run, not an error
+        if samples.size == 0 and smoke:  # a cut run may qualify no seed: not run, not an error
             samples, extra = None, {**(extra or {}), "smoke_no_samples": True}
         elif samples.size == 0:
             raise ValueError(f"claim {id}: no samples (pass value=None for a run that was not made)")
@@ -309,7 +333,7 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
             interval = bootstrap_interval(samples, stat)
             if value is None:
                 value = interval.value
-    if ctx.smoke and interval is not None and isinstance(interval, Interval) and math.isnan(interval.value):
+    if smoke and interval is not None and isinstance(interval, Interval) and math.isnan(interval.value):
         interval, extra = None, {**(extra or {}), "smoke_nan_interval": True}  # undefined on cut data (lib.stats)
     if interval is not None and not isinstance(interval, Interval):
         raise TypeError(f"claim {id}: interval must be a lib.stats.Interval, got {type(interval).__name__}")
@@ -323,7 +347,7 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
             raise ValueError(f"claim {id}: value {value} disagrees with its interval's value {interval.value}")
     value = _as_value(f"claim {id}: value", value, boolean)
     control = _as_value(f"claim {id}: control", control, boolean)
-    if ctx.smoke and isinstance(value, float) and math.isnan(value):  # a cut run may measure nothing: not an error
+    if smoke and isinstance(value, float) and math.isnan(value):  # a cut run may measure nothing: not an error
         value, extra = None, {**(extra or {}), "smoke_nan": True}
     if isinstance(value, float) and math.isnan(value):
         raise ValueError(f"claim {id}: the measured value is NaN")
@@ -331,34 +355,33 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         control, extra = None, {**(extra or {}), "control_nan": True}  # judged as a control not measured
 
     runs = robustness_runs() if robustness is None else robustness
-    key = f"{ctx.chapter}/{id}"
+    key = f"{chapter}/{id}"
     seen = [r.get("statuses", {}).get(key, "not recorded") for r in runs]  # a claim a run did not reach: changed
     bounds = None if interval is None else (interval.lo, interval.hi)
-    _, raw, _ = judge(check, value, control=control, interval=bounds, choice=reg.choice)  # before the robustness runs
+    how = dict(control=control, interval=bounds, choice=reg.choice, committed=committed, incomplete=list(incomplete))
+    _, raw, _ = judge(check, value, **how)  # before the robustness runs
     robust = (sum(s == raw for s in seen), len(seen)) if seen else None
-    status, raw, unmet = judge(check, value, control=control, interval=bounds, robust=robust, choice=reg.choice)
-    if ctx.smoke:  # the smoke run of the paper scale (lib.smoke): its numbers mean nothing, no claim is judged
+    status, raw, unmet = judge(check, value, robust=robust, **how)
+    if smoke:  # the smoke run of the paper scale (lib.smoke): its numbers mean nothing, no claim is judged
         status = raw = "not run"
-        unmet = [f"smoke run (BOOK_SMOKE={ctx.smoke}): the paper scale with steps, seeds and tokens cut; not judged"]
+        unmet = [f"smoke run (BOOK_SMOKE={smoke}): the paper scale with steps, seeds and tokens cut; not judged"]
     details = dict(extra or {})
     if control is not None:
         details["control_passes"] = bool(check.reproduced.criterion(control))
-    if robust is not None and not check.committed and check.kind != "derived":  # fixed seeds or theory: vacuous
+    if robust is not None and not (check.committed or committed) and check.kind != "derived":  # fixed seeds or theory: vacuous
         details["robust"] = list(robust)
-    details["seed_offset"] = ctx.seed_offset
+    details["seed_offset"] = seed_offset
     record = ClaimRecord(
-        id=id, source=reg.source, chapter=ctx.chapter, kind=check.kind, statement=reg.statement,
+        id=id, source=reg.source, chapter=chapter, kind=check.kind, statement=reg.statement,
         source_value=reg.source_value, measure=check.measure, measured=value,
         measured_text=text if text is not None else _format(value, check.fmt, check.unit),
         interval=None if interval is None else {"value": interval.value, "lo": interval.lo, "hi": interval.hi,
                                                 "level": interval.level, "n": interval.n},
         control_case=check.control, control=control, criterion=check.reproduced.criterion.describe(),
         why=check.reproduced.why, partial_criterion=check.partial.criterion.describe() if check.partial else "",
-        status=status, raw_status=raw, unmet=unmet, scale=ctx.scale, choice=reg.choice, note=note, extra=details,
+        status=status, raw_status=raw, unmet=unmet, scale=scale, choice=reg.choice, note=note, extra=details,
     )  # fmt: skip
     json.dumps(record.to_json())  # fail early if extra is not JSON-serialisable
-    if show:
-        _display(record)
     return record
 
 
