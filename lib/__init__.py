@@ -70,7 +70,7 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 
 # paper-scale studies committed under data/paper/ (lib.paper_scale): what chapters show beside their FAST runs. Imported
 # on first use (PEP 562), so that `python -m lib.paper_scale` does not find its own module imported already.
-_LAZY = {"published_study": ("paper_scale", "published"), "paper_claim": ("paper_studies", "paper_claim"),
+_LAZY = {"study_record": ("paper_studies", "study_record"), "paper_claim": ("paper_studies", "paper_claim"),
          "study_progress": ("paper_studies", "study_progress"), "paper_scale": ("paper_scale", None)}
 __all__ += list(_LAZY)
 

@@ -47,9 +47,9 @@ from typing import Callable
 
 import numpy as np
 
-from .cache import DATA_DIR
+from .cache import DATA_DIR, Cache
 from .measures import LINEAR_MAP_EXIT, SOLVED
-from .paper_scale import PaperStudy, published
+from .paper_scale import PaperStudy, publish, published
 from .stats import bootstrap_interval
 from .study_unit import resolve, unit
 from .studies.sparsity_study import SparsityStudyConfig
@@ -59,7 +59,7 @@ from .train.gpt_train import Member
 
 __all__ = ["STUDIES", "SPARSITY_SIZES", "sparsity_summary", "sparsity_measures", "b_sparsity", "CALIBRATION_SEEDS",
            "calibration_summary", "bf16_calibration", "heads_one_summary", "heads_one_measures", "b_heads_one",
-           "paper_records", "paper_claim", "study_progress"]
+           "paper_records", "study_record", "paper_claim", "study_progress"]
 
 #: The state sizes of ``b-sparsity`` (the claim's two).
 SPARSITY_SIZES = (16, 32)
@@ -273,11 +273,9 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
 
     records = []
     for name, make in STUDIES.items():
-        record = published(name, data_dir)
-        if record is None:
-            continue
         study = make()
-        if not study.measures:
+        record = study_record(name, data_dir) if study.measures else None
+        if record is None:
             continue
         measured = resolve(study.measures)(record["summary"])
         for cid, m in measured.items():
@@ -289,6 +287,16 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
                                         committed=f"the paper-scale study {name} (data/paper/)",
                                         incomplete=m.get("incomplete", ()), robustness=[], extra={"study": name}))  # fmt: skip
     return records
+
+
+def study_record(name: str, data_dir: Path | str = DATA_DIR) -> dict | None:
+    """The record of study ``name`` as its committed units give it now (:func:`lib.paper_scale.publish` of the units
+    under ``data/paper/`` alone, through the study's current summary; nothing computed, nothing written), or ``None``
+    when nothing is published. The ledger and the chapters read this, so they always describe exactly the committed
+    units of the current code."""
+    if published(name, data_dir) is None:
+        return None
+    return publish(STUDIES[name](), cache=Cache(enabled=False), data_dir=data_dir, write=False)
 
 
 def paper_claim(id: str, data_dir: Path | str = DATA_DIR, show: bool = True):
@@ -306,8 +314,8 @@ def paper_claim(id: str, data_dir: Path | str = DATA_DIR, show: bool = True):
 
 
 def study_progress(record: dict | None) -> dict:
-    """``done``, ``of`` and ``cpu_hours`` of a published study's record (:func:`lib.paper_scale.published`); zeros
-    for ``None`` (nothing published)."""
+    """``done``, ``of`` and ``cpu_hours`` of a study's record (:func:`study_record`); zeros for ``None`` (nothing
+    published)."""
     if record is None:
         return {"done": 0, "of": 0, "cpu_hours": 0.0}
     return {k: record[k] for k in ("done", "of", "cpu_hours")}

@@ -153,22 +153,30 @@ def test_the_sparsity_measure_takes_the_weaker_size_and_says_what_is_missing():
     assert sparsity_measures(sparsity_summary(_fake_values(lambda S, s, k: 1.0, done=lambda *a: False))) == {}
 
 
+def _commit_fake(data, study, values):
+    """Write ``values`` (one per unit, ``None``: not done) as the study's committed units under ``data/paper/``."""
+    from lib.study_unit import unit_key
+
+    machine = {"arch": "x86_64", "cpu_capability": "AVX512", "threads": 1}
+    units = {unit_key(u): {"value": v, "cpu_seconds": 180.0, "wall_seconds": 180.0, "machine": machine}
+             for u, v in zip(study.units, values) if v is not None}  # fmt: skip
+    (data / "paper").mkdir(exist_ok=True)
+    (data / "paper" / f"{study.name}.json").write_text(json.dumps({"study": study.name, "units": units}))
+
+
 def test_paper_records_judge_a_published_study_by_the_registry(tmp_path, monkeypatch):
     import lib.paper_studies as ps
     from lib.claims import ledger_markdown
 
     data = fresh_data(tmp_path)
     values = _fake_values(lambda S, s, k: 0.35 + 0.33 * (s == S // 2) + 0.01 * k, done=lambda S, s, k: S == 16)
-    record = {"summary": ps.sparsity_summary(values), "done": 9, "of": 144, "cpu_hours": 1.5,
-              "cpu_capability": ["AVX512"], "command": "python -m lib.paper_scale run b-sparsity"}  # fmt: skip
-    (data / "paper").mkdir()
-    (data / "paper" / "b-sparsity.json").write_text(json.dumps(record))
+    _commit_fake(data, ps.b_sparsity(), values)
     (paper,) = ps.paper_records(data)
     assert (paper.id, paper.scale, paper.chapter) == ("B-sparsity", "paper", "06_sparse_patterns")
     assert abs(paper.measured - 0.33) < 1e-9 and paper.control == 0.0
     assert paper.status == "partial"  # the gap passes, but S = 32 is missing and the study's seeds are fixed
     assert any("S = 32" in u for u in paper.unmet) and any("fixed seeds" in u for u in paper.unmet)
-    assert "9 of 144 units" in paper.note
+    assert "48 of 144 units, 2.4 CPU-hours" in paper.note  # every S = 16 unit, 180 CPU-s each
     monkeypatch.setattr(ps, "STUDIES", {})
     assert ps.paper_records(data) == []
     import lib
@@ -239,3 +247,18 @@ def test_the_single_head_study_counts_runs_that_leave_the_plateau():
     part = heads_one_measures(heads_one_summary(values[:9] + [None] * 9))["B-heads-one"]
     assert part["control"] is None and "9 of 9 runs with H = 32 not done yet" in part["incomplete"][0]
     assert heads_one_measures(heads_one_summary([None] * 18)) == {}
+
+
+def test_a_chapter_shows_the_paper_scale_row_or_says_it_is_not_run(tmp_path, capsys):
+    import lib.paper_studies as ps
+
+    data = fresh_data(tmp_path)
+    assert ps.paper_claim("B-sparsity", data, show=False) is None
+    assert ps.study_progress(None) == {"done": 0, "of": 0, "cpu_hours": 0.0}
+    values = _fake_values(lambda S, s, k: 0.35 + 0.33 * (s == S // 2), done=lambda S, s, k: S == 16)
+    _commit_fake(data, ps.b_sparsity(), values)
+    shown = ps.paper_claim("B-sparsity", data, show=False)
+    record = ps.study_record("b-sparsity", data)
+    assert shown.scale == "paper" and ps.study_progress(record) == {"done": 48, "of": 144, "cpu_hours": 2.4}
+    assert record["summary"] == ps.sparsity_summary(values)  # recomputed from the committed units
+    assert ps.paper_claim("B-heads-one", data, show=False) is None  # no published study measures it here
