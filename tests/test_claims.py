@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -328,3 +329,42 @@ def test_robustness_runs_decide_fragility(chapter1):
     missing = kept[:1] + [{"label": "BOOK_SEED=2", "statuses": {}}]  # the run never reached the claim
     rec = lib.claim("A-loss", True, interval=sure, control=False, show=False, robustness=missing)
     assert rec.status == "partial" and "1 of 2" in rec.unmet[0]
+
+
+def test_parts_and_meets_read_the_thresholds_from_the_registry(chapter1):
+    from lib.claims import at_least, is_true, meets, part_holds, parts_hold
+
+    thresholds = dict(get_check("A-loss", "01_copy_task")[1].parts)
+    soft, lin = thresholds["softmax share"].lo, thresholds["linear share"].hi
+    assert parts_hold("A-loss", {"softmax share": soft, "linear share": lin})  # the current chapter's check
+    assert not parts_hold("A-loss", {"softmax share": soft - 1e-6, "linear share": lin})  # each part can fail alone
+    assert not parts_hold("A-loss", {"softmax share": soft, "linear share": lin + 1e-6})
+    assert part_holds("A-loss", "linear share", lin) and not part_holds("A-loss", "softmax share", soft / 2)
+    theory = {"linear drops": 2, "plateau rate": 0.1, "softmax jump": 0.5}
+    assert parts_hold("A-loss", theory, chapter="03_linear_vs_softmax")
+    assert not parts_hold("A-loss", {**theory, "linear drops": 1}, chapter="03_linear_vs_softmax")
+    with pytest.raises(ValueError, match="has the parts"):
+        parts_hold("A-loss", {"softmax share": 0.9})
+    with pytest.raises(ValueError, match="no parts"):
+        parts_hold("A-soft-order", {"x": 1.0})
+    with pytest.raises(ValueError, match="no part"):
+        part_holds("A-loss", "x", 1.0)
+    mixer = get_check("B-mixer", "07_token_mixers")[1]
+    lo = mixer.reproduced.criterion.lo
+    assert meets("B-mixer", lo, chapter="07_token_mixers") and not meets("B-mixer", lo * 0.999, chapter="07_token_mixers")
+    assert meets("B-mixer", mixer.partial.criterion.lo, "partial", chapter="07_token_mixers")
+    with pytest.raises(ValueError, match="rule must be"):
+        meets("B-mixer", 1.0, "likely", chapter="07_token_mixers")
+    with pytest.raises(ValueError, match="is_true"):  # a check with parts is qualitative
+        Check("01_copy_task", "trained", "m", Rule(at_least(1.0), "r"), parts=(("a", at_least(1.0)),))
+    with pytest.raises(ValueError, match="distinct"):
+        Check("01_copy_task", "trained", "m", Rule(is_true(), "r"), parts=(("a", at_least(1.0)), ("a", at_least(2.0))))
+
+
+def test_a_check_with_parts_is_called_through_parts_hold():
+    """No chapter types a part's threshold: every chapter that makes a check with parts calls parts_hold for it."""
+    for claim_ in REGISTRY.values():
+        for check in claim_.checks:
+            if check.parts:
+                text = (ROOT / "chapters" / f"{check.chapter}.md").read_text()
+                assert re.search(rf'parts_hold\(\s*(#[^\n]*)?\s*"{claim_.id}"', text), (check.chapter, claim_.id)

@@ -17,10 +17,11 @@ only in a commit of its own that says why.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Mapping
 
 from .criteria import Criterion, at_least, at_most, between, is_true, within
 
-__all__ = ["Rule", "Check", "Claim", "KINDS", "REGISTRY", "get_claim", "get_check"]
+__all__ = ["Rule", "Check", "Claim", "KINDS", "REGISTRY", "get_claim", "get_check", "parts_hold", "part_holds", "meets"]
 
 KINDS = ("trained", "sampled", "derived")
 
@@ -61,6 +62,10 @@ class Check:
     committed : str
         Non-empty when the measurement comes from a committed study (``data/``) with fixed seeds: names it.
         ``BOOK_SEED`` cannot move such a study, so the robustness runs say nothing about it.
+    parts : tuple of (str, Criterion)
+        For a qualitative check that joins several measured quantities: each quantity's name and its own criterion,
+        kept here so that no chapter types a threshold. The check's value is whether every part passes
+        (:func:`parts_hold`); its *reproduced* criterion is then ``is_true``.
     """
 
     chapter: str
@@ -74,18 +79,24 @@ class Check:
     fmt: str = ".3g"
     unit: str = ""
     committed: str = ""
+    parts: tuple[tuple[str, Criterion], ...] = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
         if self.statistic not in ("median", "mean"):
             raise ValueError(f"statistic must be 'median' or 'mean', got {self.statistic!r}")
+        if self.parts and self.reproduced.criterion.op != "is_true":
+            raise ValueError("a check with parts is qualitative: its reproduced criterion must be is_true")
+        if len({name for name, _ in self.parts}) != len(self.parts):
+            raise ValueError("the parts of a check need distinct names")
 
     def to_json(self) -> dict:
-        out = {k: v for k, v in asdict(self).items() if k not in ("reproduced", "partial", "contradicted")}
+        out = {k: v for k, v in asdict(self).items() if k not in ("reproduced", "partial", "contradicted", "parts")}
         for name in ("reproduced", "partial", "contradicted"):
             rule = getattr(self, name)
             out[name] = rule.to_json() if rule is not None else None
+        out["parts"] = {name: crit.describe() for name, crit in self.parts}
         return out
 
 
@@ -117,8 +128,24 @@ def R(criterion: Criterion, why: str) -> Rule:
     return Rule(criterion, why)
 
 
+def _parts_text(parts) -> str:
+    """"name ≥ x and name ≤ y": the parts' criteria in words (the registry's texts are built from the numbers)."""
+    return " and ".join(f"{name} {crit.describe()}" for name, crit in parts)
+
+
 CH1, CH2, CH3, CH4 = "01_copy_task", "02_bayesian_posterior", "03_linear_vs_softmax", "04_adam_and_sgld"
 CH5, CH6, CH7, CH8 = "05_language_models", "06_sparse_patterns", "07_token_mixers", "08_synthesis"
+
+#: A-precursor's parts (their reasons are the rules' below: mean field gives γ = 1 for a divergence and 0 for none).
+_PRECURSOR_THEORY = (("linear γ", at_least(0.7)), ("softmax γ", at_most(0.3)))
+_PRECURSOR_SGLD = (("linear peak ratio", at_least(1.5)), ("softmax growth", at_most(2.0)))
+#: A-loss's parts: trained heads (the share of the loss drop in one fine step, medians over data sets: _JUMP, _SMOOTH)
+#: and the theory's shape (exactly two linear drops, a plateau between them at most half the smaller drop's rate, a
+#: finite softmax jump of the loss).
+_LOSS_TRAINED = (("softmax share", at_least(0.8)), ("linear share", at_most(0.3)))
+_LOSS_THEORY = (("linear drops", between(1.5, 2.5)), ("plateau rate", at_most(0.5)), ("softmax jump", at_least(0.05)))
+#: S-precursor's parts: the relaxation time's slowing at the onset over far below it.
+_SLOWING = (("linear slowing", at_least(5.0)), ("softmax over linear slowing", at_most(0.5)))
 
 _JUMP = ("first order means a finite jump of the order parameter at P*: most (≥ 80 %) of the rise across the bracket "
          "falls in one fine step a few sequences wide")  # fmt: skip
@@ -250,13 +277,14 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("A-loss", "Softmax: a sharp loss drop at P*; linear: a continuous drop, a plateau, a slower second drop.",
           "qualitative", (
-              Check(CH1, "trained", "median over data sets of the share of the test-loss drop in one fine step: "
-                    "softmax ≥ 0.8 and linear ≤ 0.3 (lib.train.jump_fraction on the loss); interval: the test over "
-                    "bootstrap resamples of the data sets", R(is_true("softmax ≥ 0.8 and linear ≤ 0.3"), _JUMP),
-                    control="the same test with the two heads exchanged (softmax smooth and linear sharp): must fail"),
-              Check(CH3, "derived", "the theory's Bayes test loss: two separate linear drops and a softmax jump",
-                    R(is_true("two separate linear drops (plateau rate < 0.5 of the smaller drop) and a softmax jump"),
-                      "the paper's qualitative shape")),
+              Check(CH1, "trained", "median over data sets of the share of the test-loss drop in one fine step "
+                    "(lib.train.jump_fraction on the loss): " + _parts_text(_LOSS_TRAINED) + "; interval: the test "
+                    "over bootstrap resamples of the data sets", R(is_true(_parts_text(_LOSS_TRAINED)), _JUMP),
+                    control="the same test with the two heads exchanged (softmax smooth and linear sharp): must fail",
+                    parts=_LOSS_TRAINED),
+              Check(CH3, "derived", "the theory's Bayes test loss (lib.loss_drops): two separate linear drops and a "
+                    "softmax jump: " + _parts_text(_LOSS_THEORY),
+                    R(is_true(_parts_text(_LOSS_THEORY)), "the paper's qualitative shape"), parts=_LOSS_THEORY),
           )),
     Claim("A-adam", "Adam runs filtered to the global minimum match the theory's order parameters and loss.",
           "quantitative agreement", (
@@ -290,15 +318,17 @@ CLAIMS: tuple[Claim, ...] = (
           )),
     Claim("A-precursor", "The second-order (linear) transition is announced by growing fluctuations; the first-order "
           "(softmax) jump has no precursor.", "qualitative ('no precursor signal')", (
-              Check(CH3, "derived", "susceptibility exponent γ of the reduced action near the transition: linear γ ≥ "
-                    "0.7, softmax γ ≤ 0.3", R(is_true("linear γ ≥ 0.7 (divergence), softmax γ ≤ 0.3 (no divergence)"),
-                                             "a divergence (γ near 1) against none (γ near 0)")),
-              Check(CH4, "sampled", "SGLD fluctuations: linear Var(ĉ_1) peak over its neighbours ≥ 1.5 and softmax "
-                    "growth ≤ 2× before the jump",
-                    R(is_true("linear peak ≥ 1.5× its neighbours and softmax growth ≤ 2×"),
+              Check(CH3, "derived", "susceptibility exponent γ of the reduced action near the transition: "
+                    + _parts_text(_PRECURSOR_THEORY), R(is_true(_parts_text(_PRECURSOR_THEORY)),
+                                                         "a divergence (γ near 1) against none (γ near 0)"),
+                    parts=_PRECURSOR_THEORY),
+              Check(CH4, "sampled", "SGLD fluctuations: the linear Var(ĉ_1) at the onset over its neighbours' median "
+                    "(lib.peak_ratio) and the growth of the softmax Var(target) before the jump (lib.growth_before): "
+                    + _parts_text(_PRECURSOR_SGLD),
+                    R(is_true(_parts_text(_PRECURSOR_SGLD)),
                       "a visible peak at the onset against a flat approach to the jump"),
                     control="the same test with the linear peak read at the largest P of the grid, far above the "
-                    "onset (no transition there): must fail"),
+                    "onset (no transition there): must fail", parts=_PRECURSOR_SGLD),
           )),
     Claim("A-efficiency", "Softmax needs fewer samples than linear attention for the copy pattern at large L (L ln²L "
           "vs L^{3/2}V^{1/2}).", "scaling comparison", (
@@ -498,10 +528,10 @@ CLAIMS: tuple[Claim, ...] = (
           "not.", "paper A: second order announced by growing fluctuations, first order without precursor", (
               Check(CH8, "trained", "relaxation time of gradient descent (mean over seeds) at the onset over far "
                     "below it; interval: the test over bootstrap resamples of each head's seeds",
-                    R(is_true("linear slows ≥ 5× at its onset; softmax at P* by at most half as much"),
-                      "a divergence against none"),
+                    R(is_true(_parts_text(_SLOWING)), "a divergence against none: the linear head slows at "
+                      "least fivefold at its onset, the softmax head at P* by at most half as much"),
                     control="the same test with the linear head's slowing read far above its onset (P ≥ 3 P1, no "
-                    "transition there): must fail"),
+                    "transition there): must fail", parts=_SLOWING),
           ), source="ours"),
     Claim("S-context", "Ours: paper A's sample-size exponent in L and paper B's plateau exponent in S agree.",
           "A: P* ∝ L ln²L; B: plateau grows with context", (
@@ -538,6 +568,52 @@ def get_claim(id: str) -> Claim:
     except KeyError:
         raise KeyError(f"claim {id!r} is not in the registry (lib/claims/registry.py); known: "
                        f"{', '.join(sorted(REGISTRY))}") from None  # fmt: skip
+
+
+def parts_hold(id: str, values: Mapping[str, float], chapter: str | None = None) -> bool:
+    """Whether every part of claim ``id``'s check in ``chapter`` (default: the executing chapter,
+    :func:`lib.book.context`) passes its registered criterion (:attr:`Check.parts`); ``values`` maps each part's
+    name to its measured value. The chapter passes the result as the claim's value, so the thresholds live here."""
+    if chapter is None:
+        from .. import book
+
+        chapter = book.context().chapter
+    _, check = get_check(id, chapter)
+    if not check.parts:
+        raise ValueError(f"claim {id!r} has no parts in chapter {chapter!r}")
+    names = [name for name, _ in check.parts]
+    if sorted(values) != sorted(names):
+        raise ValueError(f"claim {id!r} in {chapter!r} has the parts {names}, got {sorted(values)}")
+    return all(crit(values[name]) for name, crit in check.parts)
+
+
+def meets(id: str, value: float, rule: str = "reproduced", chapter: str | None = None) -> bool:
+    """Whether ``value`` passes the ``rule`` (``"reproduced"``, ``"partial"`` or ``"contradicted"``) criterion of
+    claim ``id``'s check in ``chapter`` (default: the executing chapter): for a sentence that says on which side of
+    the registered threshold a value lies (a control's, say) without typing the threshold."""
+    if rule not in ("reproduced", "partial", "contradicted"):
+        raise ValueError(f"rule must be 'reproduced', 'partial' or 'contradicted', got {rule!r}")
+    if chapter is None:
+        from .. import book
+
+        chapter = book.context().chapter
+    found = getattr(get_check(id, chapter)[1], rule)
+    if found is None:
+        raise ValueError(f"claim {id!r} in {chapter!r} has no {rule} rule")
+    return found.criterion(value)
+
+
+def part_holds(id: str, part: str, value: float, chapter: str | None = None) -> bool:
+    """Whether one part of claim ``id``'s check (:func:`parts_hold`) passes its criterion with ``value``."""
+    if chapter is None:
+        from .. import book
+
+        chapter = book.context().chapter
+    _, check = get_check(id, chapter)
+    found = dict(check.parts)
+    if part not in found:
+        raise ValueError(f"claim {id!r} in {chapter!r} has no part {part!r} (it has {list(found)})")
+    return found[part](value)
 
 
 def get_check(id: str, chapter: str) -> tuple[Claim, Check]:
