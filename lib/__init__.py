@@ -91,11 +91,12 @@ from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, c
                        relaxation_times, slowing_factors)  # fmt: skip
 from .smoke import bootstrap_interval, group_bootstrap_interval, ratio_interval  # lib.stats's; NaN on a smoke run's cut data
 from .stats import halves_ratio
+from .censored import censored_ratio_interval
 
 __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size",
             "archs_beating", "input_bit_loss", "relaxation_times", "slowing_factors", "fluctuation", "bootstrap_interval",
             "group_bootstrap_interval", "halves_ratio",
-            "ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
+            "ratio_interval", "censored_ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
             "prepretrain_speedups"]  # fmt: skip
 
 # chapter 6's measures of the emergence runs' comparisons (the staircase and width tables are in lib.readouts)

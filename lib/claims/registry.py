@@ -465,7 +465,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B-dhead", "The automaton needs a minimum head size: very thin heads plateau longest.",
           "fixed width 128: H=128 (d_head=1) plateau ≈2,000 steps vs ≈300–500 for H=4–16", (
               Check(CH6, "trained", "median plateau of the thinnest over the thickest heads (committed study); interval: "
-                    "bootstrap over each one's seeds (censored at the budget)",
+                    "bootstrap over each one's seeds (censored at the budget; none where the thickest heads' median "
+                    "is itself at the budget, lib.censored_ratio_interval)",
                     R(at_least(2.0), "the paper's ratio is ≈4–7; half of the smaller"), fmt=".2f",
                     control="the same ratio between the two halves of the thickest heads' seeds (the larger "
                     "direction; censored runs at the budget): must fail",
@@ -546,7 +547,8 @@ CLAIMS: tuple[Claim, ...] = (
           "paper B: more heads help (linear map)", (
               Check(CH8, "trained", "median emergence step with the most heads over that with one head, at the middle "
                     "P (runs that never emerge counted at the step budget, so a censored numerator makes it a lower "
-                    "bound; lib.ratio_interval over seeds)",
+                    "bound; lib.censored_ratio_interval over seeds: no interval where the one-head median is itself at the budget: "
+                    "two censored medians give 1 and bound nothing)",
                     R(at_least(1.25), "a delay: a quarter later or more with more heads (ours; paper B's parallel "
                       "search predicts a ratio below 1)"),
                     R(at_least(1.0), "not faster"),

@@ -1,0 +1,70 @@
+r"""Ratios of step counts when some runs never arrive: censored at the budget.
+
+A run that never leaves its plateau within the budget :math:`T` is put at :math:`T` (its true time is
+:math:`\ge T`). For a ratio of medians :math:`m(a)/m(b)` this is safe in one direction only. A censored numerator
+makes the ratio a lower bound. A denominator whose median sits at :math:`T` is itself only a lower bound, so the ratio
+bounds nothing: two groups that both never arrive give :math:`T/T = 1`, a number that would pass "not faster" with no
+evidence at all.
+
+:func:`censored_ratio_interval` is :func:`lib.stats.ratio_interval` (the same resamples, the same value) with that
+rule: wherever a resample's denominator statistic sits at the budget, the interval is undefined (NaN), and no
+criterion holds on it (:meth:`lib.claims.Criterion.holds_on`), so such a claim can be neither reproduced nor partial
+nor contradicted on an interval. Kept in a module of its own: :mod:`lib.stats` is in the code fingerprint of committed
+studies (:func:`lib.cache.code_fingerprint`), so an edit there would make them stale.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .smoke import _nan_interval, _undefined, smoke_factor
+from .stats import Interval, _check_resampling
+
+__all__ = ["censored_ratio_interval"]
+
+
+def censored_ratio_interval(a, b, budget: float, statistic: Callable[[np.ndarray], np.ndarray] = np.median, *,
+                            level: float = 0.9, resamples: int = 4000, seed: int = 0) -> Interval:  # fmt: skip
+    r"""Percentile bootstrap interval of :math:`T(a)/T(b)` with runs censored at ``budget`` (module docstring).
+
+    Parameters
+    ----------
+    a, b : array-like, 1-d, at least 2 entries each
+        Step counts, the runs that never arrived put at ``budget`` (no value above it).
+    budget : float
+        The step budget (positive, finite).
+    statistic, level, resamples, seed
+        As :func:`lib.stats.ratio_interval`: each resample draws ``a`` and ``b`` with replacement within its group.
+
+    Returns
+    -------
+    Interval
+        The plain ratio of the statistics as the value; ``lo = hi = NaN`` when the statistic of ``b`` or of any
+        resample of ``b`` is at the budget, else the percentile interval of the resampled ratios.
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if smoke_factor() and (_undefined(x, finite=True) or _undefined(y, finite=True)):
+        return _nan_interval(level, x.size + y.size)  # a smoke run's cut data may define nothing (lib.smoke)
+    for name, v in (("a", x), ("b", y)):
+        if v.ndim != 1 or v.size < 2:
+            raise ValueError(f"{name} must be 1-d with at least 2 entries, got shape {v.shape}")
+        if not np.isfinite(v).all():
+            raise ValueError(f"{name} must be finite (put censored runs at the budget)")
+    if not (np.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget must be positive and finite, got {budget!r}")
+    if (x > budget).any() or (y > budget).any():
+        raise ValueError(f"values must not exceed the budget {budget} (put censored runs at the budget)")
+    _check_resampling(level, resamples)
+    rng = np.random.default_rng(seed)
+    num = np.asarray(statistic(x[rng.integers(0, x.size, size=(resamples, x.size))], axis=-1), dtype=float)
+    den = np.asarray(statistic(y[rng.integers(0, y.size, size=(resamples, y.size))], axis=-1), dtype=float)
+    if not (den > 0).all() or not float(statistic(y)) > 0:
+        raise ValueError("the statistic of b must be positive in every resample")
+    value = float(statistic(x) / statistic(y))
+    if float(statistic(y)) >= budget or (den >= budget).any():
+        lo = hi = float("nan")
+    else:
+        lo, hi = np.quantile(num / den, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(value, float(lo), float(hi), level, int(x.size + y.size))
