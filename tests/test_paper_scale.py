@@ -212,6 +212,9 @@ def test_the_bf16_calibration_rule(bf16_factor, verdict):
     study = bf16_calibration()
     assert len(study.units) == 2 * len(CALIBRATION_SEEDS) and not study.claims and not study.measures
     assert [u.config.precision for u in study.units[:4]] == ["fp32", "bf16", "fp32", "bf16"]  # pairs first
+    from lib import LINEAR_MAP_EXIT
+
+    assert {u.config.run.stop_below for u in study.units} == {LINEAR_MAP_EXIT}  # the rule needs nothing after the exit
     assert len({u.config.run.members[0].seed for u in study.units}) == len(CALIBRATION_SEEDS)
     rng = np.random.default_rng(0)
     fp32 = [int(x) for x in rng.integers(9, 30, len(CALIBRATION_SEEDS)) * 100]  # a threefold spread, like the paper's
