@@ -36,6 +36,12 @@ how many runs leave the plateau (held-out output-bit loss below :data:`lib.LINEA
 it has (our choice: the count needs nothing after), so only the runs that never leave cost their 10,000 steps. The
 single head's units come first; the control's widest cell (:math:`d_\text{model} = 512`) costs the most.
 
+``b-random``: chapter 6's B-random at the paper's settings: the exit step (first held-out output-bit loss below
+:data:`lib.LINEAR_MAP_EXIT`) of paper B's linear map (S = 16, s = 3) from the 16 calibration seeds, float32, each run
+until it leaves (at most 10,000 steps), and the control, the same seeds with the attention bias c = 3 toward the true
+pattern. Its unbiased units are ``bf16-calibration``'s float32 units (the same configs, so the same keys: computed
+once). The measure is chapter 6's: the latest over the earliest exit among the seeds that leave.
+
 The summary of ``b-sparsity`` is what chapter 6's B-sparsity reads at FAST scale: per state size and seed, the final held-out loss at
 :math:`s = S/2` minus the worse of :math:`s = 1` and :math:`s = S - 1`
 (:meth:`lib.studies.sparsity_study.SparsityStudy.gap`), and the same gap at step 0 as the control.
@@ -53,14 +59,15 @@ from .cache import DATA_DIR, Cache
 from .measures import LINEAR_MAP_EXIT, SOLVED
 from .paper_scale import PaperStudy, publish, published
 from .stats import bootstrap_interval
-from .study_unit import resolve, unit
+from .study_unit import resolve, unit, unit_key
 from .studies.sparsity_study import SparsityStudyConfig
 from .studies.width_study import WidthStudyConfig
 from .train.fast_train import FastRunConfig
 from .train.gpt_train import Member
 
 __all__ = ["STUDIES", "SPARSITY_SIZES", "sparsity_summary", "sparsity_measures", "b_sparsity", "CALIBRATION_SEEDS",
-           "calibration_summary", "bf16_calibration", "heads_one_summary", "heads_one_measures", "b_heads_one",
+           "calibration_summary", "calibration_costs", "bf16_calibration", "heads_one_summary", "heads_one_measures", "b_heads_one",
+           "RANDOM_BIAS", "random_summary", "random_measures", "b_random",
            "paper_records", "study_record", "paper_claim", "study_progress"]
 
 #: The state sizes of ``b-sparsity`` (the claim's two).
@@ -219,13 +226,19 @@ CALIBRATION_BOUNDS = (2 / 3, 3 / 2)
 _PRECISIONS = ("fp32", "bf16")
 
 
-def _calibration_units():
+def _linear_map_unit(seed: int, precision: str, bias: float = 0.0):
+    """One run of paper B's linear map at S = 16, s = 3 (:meth:`lib.SparsityStudyConfig.paper`) from ``seed`` until
+    it leaves the plateau, with the attention bias ``bias`` toward the true pattern (``bf16-calibration`` and
+    ``b-random`` share these units: the same config is the same unit)."""
     stack = SparsityStudyConfig.paper().run(16)
     task = next(m.task for m in stack.members if m.task.s == 3)
-    return tuple(unit("lib.paper_units:fast_curves",
-                      FastRunConfig(replace(stack, members=(Member(task, seed=k),), stop_below=LINEAR_MAP_EXIT),
-                                    precision))
-                 for k in CALIBRATION_SEEDS for precision in _PRECISIONS)  # fmt: skip
+    member = Member(task, seed=seed, bias=bias) if bias else Member(task, seed=seed)
+    return unit("lib.paper_units:fast_curves",
+                FastRunConfig(replace(stack, members=(member,), stop_below=LINEAR_MAP_EXIT), precision))
+
+
+def _calibration_units():
+    return tuple(_linear_map_unit(k, precision) for k in CALIBRATION_SEEDS for precision in _PRECISIONS)
 
 
 def calibration_summary(values) -> dict:
@@ -255,6 +268,18 @@ def calibration_summary(values) -> dict:
     return out
 
 
+def calibration_costs(record: dict | None) -> dict[str, float]:
+    """Median CPU seconds per training step of the committed ``bf16-calibration`` units, per precision (``"fp32"``,
+    ``"bf16"``; NaN where none is done), from the study's record (:func:`study_record`): what bfloat16 saves."""
+    units = (record or {}).get("units", {})
+    per_step: dict[str, list[float]] = {p: [] for p in _PRECISIONS}
+    for u in bf16_calibration().units:
+        done = units.get(unit_key(u))
+        if done is not None:
+            per_step[u.config.precision].append(done["cpu_seconds"] / done["value"]["steps_run"])
+    return {p: float(np.median(v)) if v else float("nan") for p, v in per_step.items()}
+
+
 def bf16_calibration() -> PaperStudy:
     """bfloat16 against float32 at paper B's linear map (module docstring): 32 units, no claim."""
     return PaperStudy("bf16-calibration", (), "paper B's linear map (S = 16, s = 3, d_model 128, 8 heads, MLP 512, "
@@ -262,9 +287,74 @@ def bf16_calibration() -> PaperStudy:
                       _calibration_units(), "lib.paper_studies:calibration_summary")  # fmt: skip
 
 
+#: The attention bias of ``b-random``'s control (chapter 6's: c = 3 toward the true pattern).
+RANDOM_BIAS = 3.0
+
+
+def _exit_or_never(v):
+    """The exit step of a unit's value (first evaluation with output-bit loss below the exit threshold), ``"never"``
+    when it did not leave within its budget, ``None`` when not done."""
+    if v is None:
+        return None
+    below = [s for s, loss in zip(v["steps"], v["pred_loss"]) if loss[0] < LINEAR_MAP_EXIT]
+    return below[0] if below else "never"
+
+
+def random_summary(values) -> dict:
+    """Per unit (the unbiased runs of every seed, then the biased ones; ``None``: not done) -> the published summary
+    of ``b-random``: per seed the exit step (``"never"``: not within 10,000 steps) without and with the bias."""
+    n = len(CALIBRATION_SEEDS)
+    if len(values) != 2 * n:
+        raise ValueError(f"need {2 * n} unit values, got {len(values)}")
+    return {"seeds": list(CALIBRATION_SEEDS), "bias": RANDOM_BIAS,
+            "exits": [_exit_or_never(v) for v in values[:n]], "biased_exits": [_exit_or_never(v) for v in values[n:]]}
+
+
+def random_measures(summary: dict) -> dict:
+    """What ``b-random`` measures of B-random, as chapter 6's check does: the latest over the earliest exit among the
+    seeds that leave (:func:`lib.spread`; never-leaving seeds left out, a lower bound), with the bootstrap over seeds
+    (a resample with fewer than two exits counts as 1), and the same spread with the bias as the control. ``{}``
+    while fewer than two unbiased runs are done."""
+    from .stats import group_bootstrap_interval
+    from .train.pattern_metrics import spread
+
+    def times(exits):
+        return np.array([np.inf if e == "never" else float(e) for e in exits if e is not None])
+
+    t, tb = times(summary["exits"]), times(summary["biased_exits"])
+    if t.size < 2:
+        return {}
+    n = len(summary["seeds"])
+    missing = [f"{n - t.size} of {n} unbiased runs not done yet"] if t.size < n else []
+    missing += [f"{n - tb.size} of {n} biased runs (the control) not done yet"] if tb.size < n else []
+    interval = group_bootstrap_interval(lambda i: float(np.nan_to_num(spread(t[i]), nan=1.0)), t.size)
+    left = int(np.isfinite(t).sum())
+    return {"B-random": {
+        "chapter": "06_sparse_patterns",
+        "value": float(spread(t)), "interval": interval,
+        "control": float(spread(tb)) if np.isfinite(tb).sum() >= 2 else None,
+        "text": (f"latest / earliest exit = {spread(t):.1f} ({left} of {t.size} seeds left the plateau within "
+                 f"10,000 steps; exits {int(np.min(t))}-{int(np.max(t[np.isfinite(t)]))}); with the bias c = "
+                 f"{summary['bias']:g}: " + (f"{spread(tb):.1f}" if np.isfinite(tb).sum() >= 2 else "not measured")),
+        "incomplete": missing,
+    }}  # fmt: skip
+
+
+def b_random() -> PaperStudy:
+    """Seed-to-seed spread of the exit on paper B's linear map, and its control with the bias (module docstring):
+    32 units, the unbiased ones those of ``bf16-calibration`` in float32."""
+    units = tuple(_linear_map_unit(k, "fp32") for k in CALIBRATION_SEEDS)
+    control = tuple(_linear_map_unit(k, "fp32", RANDOM_BIAS) for k in CALIBRATION_SEEDS)
+    return PaperStudy("b-random", ("B-random",),
+                      "paper B's linear map (S = 16, s = 3, d_model 128, 8 heads, MLP 512, 8,192 tokens per step, lr "
+                      "1e-3), 16 seeds until each leaves the plateau (at most 10,000 steps), without and (control) "
+                      "with the attention bias c = 3 toward the true pattern, float32",
+                      units + control, "lib.paper_studies:random_summary", "lib.paper_studies:random_measures")  # fmt: skip
+
+
 #: ``{name: function returning the PaperStudy}``.
 STUDIES: dict[str, Callable[[], PaperStudy]] = {"b-sparsity": b_sparsity, "b-heads-one": b_heads_one,
-                                                 "bf16-calibration": bf16_calibration}
+                                                 "bf16-calibration": bf16_calibration, "b-random": b_random}
 
 
 def paper_records(data_dir: Path | str = DATA_DIR) -> list:
@@ -282,11 +372,12 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
             continue
         measured = resolve(study.measures)(record["summary"])
         for cid, m in measured.items():
-            chapter = REGISTRY[cid].checks[0].chapter
+            chapter = m.get("chapter") or REGISTRY[cid].checks[0].chapter
             note = (f"paper-scale study {name}: {record['done']} of {record['of']} units, {record['cpu_hours']} "
                     f"CPU-hours ({', '.join(record['cpu_capability'])}); `{record['command']}`")  # fmt: skip
             records.append(build_record(cid, chapter, m.get("value"), control=m.get("control"),
-                                        samples=m.get("samples"), text=m.get("text"), note=note, scale="paper",
+                                        samples=m.get("samples"), interval=m.get("interval"), text=m.get("text"),
+                                        note=note, scale="paper",
                                         committed=f"the paper-scale study {name} (data/paper/)",
                                         incomplete=m.get("incomplete", ()), robustness=[], extra={"study": name}))  # fmt: skip
     return records

@@ -265,3 +265,40 @@ def test_a_chapter_shows_the_paper_scale_row_or_says_it_is_not_run(tmp_path, cap
     assert shown.scale == "paper" and ps.study_progress(record) == {"done": 48, "of": 144, "cpu_hours": 2.4}
     assert record["summary"] == ps.sparsity_summary(values)  # recomputed from the committed units
     assert ps.paper_claim("B-heads-one", data, show=False) is None  # no published study measures it here
+
+
+def test_calibration_costs_read_the_committed_units_by_precision():
+    from lib.paper_studies import bf16_calibration, calibration_costs
+    from lib.study_unit import unit_key
+
+    units = bf16_calibration().units[:4]  # two pairs
+    per_step = {"fp32": 0.14, "bf16": 0.08}
+    record = {"units": {unit_key(u): {"cpu_seconds": per_step[u.config.precision] * 1000, "value": {"steps_run": 1000}}
+                        for u in units}}
+    assert calibration_costs(record) == pytest.approx(per_step)
+    assert all(np.isnan(v) for v in calibration_costs(None).values())
+
+
+def test_b_random_shares_the_calibration_units_and_reads_the_spread_as_chapter_6():
+    from lib import spread
+    from lib.paper_studies import CALIBRATION_SEEDS, RANDOM_BIAS, b_random, bf16_calibration, random_measures, random_summary
+    from lib.study_unit import unit_key
+
+    study = b_random()
+    n = len(CALIBRATION_SEEDS)
+    fp32 = [unit_key(u) for u in bf16_calibration().units if u.config.precision == "fp32"]
+    assert [unit_key(u) for u in study.units[:n]] == fp32  # the same runs: computed once, committed in both
+    assert [u.config.run.members[0].bias for u in study.units] == [0.0] * n + [RANDOM_BIAS] * n
+    exits = [800, 1600, None] + [1200] * (n - 3)  # None: never leaves within the budget
+    biased = [200, 300] + [200] * (n - 2)
+    summary = random_summary([_curve(e) for e in exits] + [_curve(e) for e in biased])
+    assert summary["exits"][:3] == [800, 1600, "never"]
+    m = random_measures(summary)["B-random"]
+    assert m["chapter"] == "06_sparse_patterns" and m["value"] == pytest.approx(2.0) == spread([800, 1600, np.inf])
+    assert m["control"] == pytest.approx(1.5) and not m["incomplete"]
+    assert m["interval"].lo <= m["value"] <= m["interval"].hi
+    part = random_measures(random_summary([_curve(e) for e in exits[:4]] + [None] * (2 * n - 4)))["B-random"]
+    assert part["control"] is None and len(part["incomplete"]) == 2  # both halves say what is missing
+    assert random_measures(random_summary([_curve(800)] + [None] * (2 * n - 1))) == {}  # one run: no spread yet
+    with pytest.raises(ValueError, match="unit values"):
+        random_summary([None])
