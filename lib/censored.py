@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from .smoke import _nan_interval, _undefined, smoke_factor
-from .stats import Interval, _check_resampling
+from .stats import Interval, ratio_interval
 
 __all__ = ["censored_ratio_interval"]
 
@@ -47,24 +47,14 @@ def censored_ratio_interval(a, b, budget: float, statistic: Callable[[np.ndarray
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if smoke_factor() and (_undefined(x, finite=True) or _undefined(y, finite=True)):
         return _nan_interval(level, x.size + y.size)  # a smoke run's cut data may define nothing (lib.smoke)
-    for name, v in (("a", x), ("b", y)):
-        if v.ndim != 1 or v.size < 2:
-            raise ValueError(f"{name} must be 1-d with at least 2 entries, got shape {v.shape}")
-        if not np.isfinite(v).all():
-            raise ValueError(f"{name} must be finite (put censored runs at the budget)")
+    plain = ratio_interval(x, y, statistic, level=level, resamples=resamples, seed=seed)  # checks a and b
     if not (np.isfinite(budget) and budget > 0):
         raise ValueError(f"budget must be positive and finite, got {budget!r}")
     if (x > budget).any() or (y > budget).any():
         raise ValueError(f"values must not exceed the budget {budget} (put censored runs at the budget)")
-    _check_resampling(level, resamples)
-    rng = np.random.default_rng(seed)
-    num = np.asarray(statistic(x[rng.integers(0, x.size, size=(resamples, x.size))], axis=-1), dtype=float)
+    rng = np.random.default_rng(seed)  # the resamples of lib.stats.ratio_interval: a's draws, then b's
+    rng.integers(0, x.size, size=(resamples, x.size))
     den = np.asarray(statistic(y[rng.integers(0, y.size, size=(resamples, y.size))], axis=-1), dtype=float)
-    if not (den > 0).all() or not float(statistic(y)) > 0:
-        raise ValueError("the statistic of b must be positive in every resample")
-    value = float(statistic(x) / statistic(y))
     if float(statistic(y)) >= budget or (den >= budget).any():
-        lo = hi = float("nan")
-    else:
-        lo, hi = np.quantile(num / den, [(1 - level) / 2, (1 + level) / 2])
-    return Interval(value, float(lo), float(hi), level, int(x.size + y.size))
+        return Interval(plain.value, float("nan"), float("nan"), level, plain.n)
+    return plain

@@ -39,3 +39,16 @@ def test_bad_input():
         censored_ratio_interval(np.r_[EARLY, np.inf], EARLY, BUDGET)
     with pytest.raises(ValueError, match="at least 2"):
         censored_ratio_interval(EARLY[:1], EARLY, BUDGET)
+
+
+def test_the_resamples_it_checks_are_those_of_lib_stats():
+    """censored_ratio_interval re-draws lib.stats.ratio_interval's resamples (a's, then b's) to find censored
+    denominators: the same draws give back lib.stats's interval exactly."""
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(200, 900, 7), rng.uniform(50, 300, 5)
+    draw = np.random.default_rng(0)
+    num = np.median(a[draw.integers(0, a.size, size=(4000, a.size))], axis=-1)
+    den = np.median(b[draw.integers(0, b.size, size=(4000, b.size))], axis=-1)
+    lo, hi = np.quantile(num / den, [0.05, 0.95])
+    plain = ratio_interval(a, b)
+    assert (plain.lo, plain.hi) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
