@@ -10,11 +10,12 @@ from . import models, studies, tasks, train  # noqa: F401 (lib.train for scripts
 
 # book glue: scale, seeds, glued values, claims, widgets
 from .book import finish, glue, glue_all, interact, setup
-from .claims import REGISTRY, claim, condition_interval
+from .claims import REGISTRY, claim, condition_interval, meets, part_holds, parts_hold
 from .env import DATA_DIR
 from .seeds import reseed, seed, seed_offset
 
-__all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "condition_interval", "REGISTRY", "seed",
+__all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "parts_hold", "part_holds", "meets",
+           "condition_interval", "REGISTRY", "seed",
            "seed_offset", "reseed"]
 
 # paper A: the copy task, the copy head, its objective, MAP fitting, Langevin sampling, transition scans (ch. 1-4)
@@ -71,7 +72,9 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 # paper-scale studies committed under data/paper/ (lib.paper_scale): what chapters show beside their FAST runs. Imported
 # on first use (PEP 562), so that `python -m lib.paper_scale` does not find its own module imported already.
 _LAZY = {"study_record": ("paper_studies", "study_record"), "paper_claim": ("paper_studies", "paper_claim"),
-         "study_progress": ("paper_studies", "study_progress"), "paper_scale": ("paper_scale", None)}
+         "study_progress": ("paper_studies", "study_progress"), "paper_scale": ("paper_scale", None),
+         "calibration_costs": ("paper_studies", "calibration_costs"),
+         "CALIBRATION_BOUNDS": ("paper_studies", "CALIBRATION_BOUNDS")}
 __all__ += list(_LAZY)
 
 
@@ -89,14 +92,14 @@ def __getattr__(name: str):
 from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
                        group_time_ratios, halves_time_ratio, heads_vs_head_size, input_bit_loss, mean_curve_time,
                        relaxation_times, slowing_factors)  # fmt: skip
-from .smoke import bootstrap_interval, group_bootstrap_interval, ratio_interval  # lib.stats's; NaN on a smoke run's cut data
+from .smoke import bootstrap_interval, group_bootstrap_interval  # lib.stats's; NaN on a smoke run's cut data
 from .stats import halves_ratio
 from .censored import censored_ratio_interval
 
 __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size",
             "archs_beating", "input_bit_loss", "relaxation_times", "slowing_factors", "fluctuation", "bootstrap_interval",
             "group_bootstrap_interval", "halves_ratio",
-            "ratio_interval", "censored_ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
+            "censored_ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
             "prepretrain_speedups"]  # fmt: skip
 
 # chapter 6's measures of the emergence runs' comparisons (the staircase and width tables are in lib.readouts)

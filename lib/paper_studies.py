@@ -302,11 +302,13 @@ def _exit_or_never(v):
 
 def random_summary(values) -> dict:
     """Per unit (the unbiased runs of every seed, then the biased ones; ``None``: not done) -> the published summary
-    of ``b-random``: per seed the exit step (``"never"``: not within 10,000 steps) without and with the bias."""
+    of ``b-random``: per seed the exit step (``"never"``: not within 10,000 steps) without and with the bias, and
+    the evaluation interval (an exit is known to within it)."""
     n = len(CALIBRATION_SEEDS)
     if len(values) != 2 * n:
         raise ValueError(f"need {2 * n} unit values, got {len(values)}")
-    return {"seeds": list(CALIBRATION_SEEDS), "bias": RANDOM_BIAS,
+    every = SparsityStudyConfig.paper().run(16).eval_every
+    return {"seeds": list(CALIBRATION_SEEDS), "bias": RANDOM_BIAS, "eval_every": every,
             "exits": [_exit_or_never(v) for v in values[:n]], "biased_exits": [_exit_or_never(v) for v in values[n:]]}
 
 

@@ -120,9 +120,9 @@ def test_intervals_of_cut_data_are_nan_only_in_a_smoke_run(monkeypatch):
     with pytest.raises(ValueError, match="NaN"):
         lib.group_bootstrap_interval(lambda i: float("nan"), 3)
     with pytest.raises(ValueError, match="at least 2"):
-        lib.ratio_interval([3.0], [1.0, 2.0])
+        lib.censored_ratio_interval([3.0], [1.0, 2.0], 10.0)
     monkeypatch.setenv("BOOK_SMOKE", "1000")
-    assert np.isnan(lib.ratio_interval([3.0], [1.0, 2.0]).value)
+    assert np.isnan(lib.censored_ratio_interval([3.0], [1.0, 2.0], 10.0).value)
     assert np.isnan(lib.bootstrap_interval(bad).value) and np.isnan(lib.bootstrap_interval([1.0]).lo)
     assert np.isnan(lib.group_bootstrap_interval(lambda i: float("nan"), 3).hi)
     lib.setup("06_sparse_patterns", fast=False)
@@ -157,7 +157,7 @@ def test_the_exported_intervals_are_lib_stats_own_outside_a_smoke_run(monkeypatc
     monkeypatch.delenv("BOOK_SMOKE", raising=False)
     x, y = np.arange(1.0, 9.0), np.arange(2.0, 7.0)
     assert lib.bootstrap_interval(x) == stats.bootstrap_interval(x)
-    assert lib.ratio_interval(x, y) == stats.ratio_interval(x, y)
+    assert lib.censored_ratio_interval(x, y, 100.0) == stats.ratio_interval(x, y)
     f = lambda i: float(np.mean(x[i]))  # noqa: E731
     assert lib.group_bootstrap_interval(f, 8) == stats.group_bootstrap_interval(f, 8)
     with pytest.raises(ValueError, match="every group"):
