@@ -154,6 +154,15 @@ def b_sparsity() -> PaperStudy:
                       "lib.paper_studies:sparsity_measures")  # fmt: skip
 
 
+def _exit_or_never(v):
+    """The exit step of a unit's value (first evaluation with output-bit loss below the exit threshold), ``"never"``
+    when it did not leave within its budget, ``None`` when not done."""
+    if v is None:
+        return None
+    below = [s for s, loss in zip(v["steps"], v["pred_loss"]) if loss[0] < LINEAR_MAP_EXIT]
+    return below[0] if below else "never"
+
+
 def _heads_one_keys() -> list[tuple[int, int, int]]:
     """``(H, d_head, seed)`` of every ``b-heads-one`` unit, in the order they are run: one head first."""
     config = WidthStudyConfig.paper()
@@ -178,10 +187,7 @@ def heads_one_summary(values) -> dict:
     keys = _heads_one_keys()
     if len(values) != len(keys):
         raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
-    exits = []
-    for v in values:
-        below = [] if v is None else [s for s, loss in zip(v["steps"], v["pred_loss"]) if loss[0] < LINEAR_MAP_EXIT]
-        exits.append(None if v is None else below[0] if below else "never")
+    exits = [_exit_or_never(v) for v in values]
     cells: dict[str, list] = {}
     per_h: dict[str, dict] = {}
     for (H, dh, _), e in zip(keys, exits):
@@ -249,11 +255,9 @@ def calibration_summary(values) -> dict:
     if len(values) != 2 * len(CALIBRATION_SEEDS):
         raise ValueError(f"need {2 * len(CALIBRATION_SEEDS)} unit values, got {len(values)}")
 
-    def exit_step(v):
-        if v is None:
-            return None
-        below = [s for s, loss in zip(v["steps"], v["pred_loss"]) if loss[0] < LINEAR_MAP_EXIT]
-        return float(below[0]) if below else float(v["steps"][-1])
+    def exit_step(v):  # a run that never leaves counts at its budget
+        e = _exit_or_never(v)
+        return None if e is None else float(v["steps"][-1]) if e == "never" else float(e)
 
     exits = {p: [exit_step(values[2 * i + j]) for i in range(len(CALIBRATION_SEEDS))] for j, p in enumerate(_PRECISIONS)}
     ratios = [b / a for a, b in zip(exits["fp32"], exits["bf16"]) if a is not None and b is not None]
@@ -289,15 +293,6 @@ def bf16_calibration() -> PaperStudy:
 
 #: The attention bias of ``b-random``'s control (chapter 6's: c = 3 toward the true pattern).
 RANDOM_BIAS = 3.0
-
-
-def _exit_or_never(v):
-    """The exit step of a unit's value (first evaluation with output-bit loss below the exit threshold), ``"never"``
-    when it did not leave within its budget, ``None`` when not done."""
-    if v is None:
-        return None
-    below = [s for s, loss in zip(v["steps"], v["pred_loss"]) if loss[0] < LINEAR_MAP_EXIT]
-    return below[0] if below else "never"
 
 
 def random_summary(values) -> dict:

@@ -576,10 +576,7 @@ def parts_hold(id: str, values: Mapping[str, float], chapter: str | None = None)
     """Whether every part of claim ``id``'s check in ``chapter`` (default: the executing chapter,
     :func:`lib.book.context`) passes its registered criterion (:attr:`Check.parts`); ``values`` maps each part's
     name to its measured value. The chapter passes the result as the claim's value, so the thresholds live here."""
-    if chapter is None:
-        from .. import book
-
-        chapter = book.context().chapter
+    chapter = _executing(chapter)
     _, check = get_check(id, chapter)
     if not check.parts:
         raise ValueError(f"claim {id!r} has no parts in chapter {chapter!r}")
@@ -589,16 +586,22 @@ def parts_hold(id: str, values: Mapping[str, float], chapter: str | None = None)
     return all(crit(values[name]) for name, crit in check.parts)
 
 
+def _executing(chapter: str | None) -> str:
+    """``chapter``, or the executing chapter's slug (:func:`lib.book.context`) when ``None``."""
+    if chapter is not None:
+        return chapter
+    from .. import book
+
+    return book.context().chapter
+
+
 def meets(id: str, value: float, rule: str = "reproduced", chapter: str | None = None) -> bool:
     """Whether ``value`` passes the ``rule`` (``"reproduced"``, ``"partial"`` or ``"contradicted"``) criterion of
     claim ``id``'s check in ``chapter`` (default: the executing chapter): for a sentence that says on which side of
     the registered threshold a value lies (a control's, say) without typing the threshold."""
     if rule not in ("reproduced", "partial", "contradicted"):
         raise ValueError(f"rule must be 'reproduced', 'partial' or 'contradicted', got {rule!r}")
-    if chapter is None:
-        from .. import book
-
-        chapter = book.context().chapter
+    chapter = _executing(chapter)
     found = getattr(get_check(id, chapter)[1], rule)
     if found is None:
         raise ValueError(f"claim {id!r} in {chapter!r} has no {rule} rule")
@@ -607,10 +610,7 @@ def meets(id: str, value: float, rule: str = "reproduced", chapter: str | None =
 
 def part_holds(id: str, part: str, value: float, chapter: str | None = None) -> bool:
     """Whether one part of claim ``id``'s check (:func:`parts_hold`) passes its criterion with ``value``."""
-    if chapter is None:
-        from .. import book
-
-        chapter = book.context().chapter
+    chapter = _executing(chapter)
     _, check = get_check(id, chapter)
     found = dict(check.parts)
     if part not in found:
