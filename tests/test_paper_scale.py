@@ -41,7 +41,9 @@ def test_a_partial_study_publishes_what_is_done_and_resumes(tmp_path):
     study, cache, data = tiny_study(), Cache(tmp_path / "c", enabled=True), fresh_data(tmp_path)
     first = run_study(study, limit=2, workers=2, cache=cache, data_dir=data)
     assert (first["done"], first["of"], first["summary"]["missing"]) == (2, 3, 1)
-    assert first["cpu_hours"] > 0 and first["cpu_capability"] and first["command"] == "python -m lib.paper_scale run tiny"
+    seconds = sum(o["cpu_seconds"] for o in first["units"].values())  # a tiny unit's CPU time rounds to 0.0 hours
+    assert seconds > 0 and first["cpu_hours"] == round(seconds / 3600, 3)
+    assert first["cpu_capability"] and first["command"] == "python -m lib.paper_scale run tiny"
     on_disk = json.loads((data / "paper" / "tiny.json").read_text())
     assert len(on_disk["units"]) == 2  # every done unit's result, so a new machine resumes from data/
     assert on_disk["done"] == 2 and "paper/tiny.json" in json.loads((data / "manifest.json").read_text())["files"]
