@@ -74,6 +74,30 @@ def test_registry_holds_every_reference_claim_with_reasons():
             assert k.measure.strip(), (c.id, k.chapter)
 
 
+def test_every_counted_check_has_a_partial_level_or_says_why_not():
+    from lib.claims.registry import NO_PARTIAL
+
+    checks = {(c.id, k.chapter): k for c in REGISTRY.values() for k in c.checks}
+    assert set(NO_PARTIAL) <= set(checks), "reasons for checks that do not exist"
+    for key, k in checks.items():
+        if k.kind == "derived":
+            assert not k.no_partial, key  # never counted: no level to argue about
+        else:
+            assert (k.partial is None) == bool(k.no_partial.strip()), key  # one or the other, never both
+    with pytest.raises(ValueError, match="partial"):
+        Check("01_copy_task", "trained", "m", Rule(lib.claims.at_least(1), "r"), Rule(lib.claims.at_least(0.5), "p"),
+              no_partial="none")
+
+
+def test_a_claim_box_says_why_there_is_no_partial_level(chapter1):
+    from lib.claims.registry import NO_PARTIAL
+
+    box = lib.claim("A-lin-order", 0.1, show=False, robustness=[])._repr_html_()
+    assert "no partial level" in box and NO_PARTIAL["A-lin-order", "01_copy_task"][:40] in box
+    box = lib.claim("A-soft-300", 310.0, show=False, robustness=[])._repr_html_()
+    assert "partial if" in box and "no partial level" not in box
+
+
 def _chapter_claim_calls():
     """(chapter slug, claim id, keyword names) of every lib.claim call in the chapters' code cells."""
     calls = []

@@ -23,6 +23,8 @@ def _text(claims) -> str:
                 rule = getattr(k, name)
                 if rule is not None:
                     out.append(f"      {name} if {rule.criterion.describe()}: {rule.why}")
+            if k.no_partial:
+                out.append(f"      no partial level: {k.no_partial}")
             if k.kind != "derived":
                 out.append(f"      control: {k.control or 'none designed yet'}")
     return "\n".join(out)

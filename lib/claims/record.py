@@ -167,6 +167,7 @@ class ClaimRecord:
     choice: str = ""
     note: str = ""
     extra: dict = field(default_factory=dict)
+    partial_why: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -217,7 +218,8 @@ class ClaimRecord:
     def _repr_html_(self) -> str:
         e = html.escape
         color = STATUS_COLOR[self.status]
-        partial = f"; partial if {e(self.partial_criterion)}" if self.partial_criterion else ""
+        partial = (f"; partial if {e(self.partial_criterion)} ({e(self.partial_why)})" if self.partial_criterion else
+                   f"; no partial level ({e(self.partial_why)})" if self.partial_why else "")  # fmt: skip
         interval = f" &nbsp;90 % interval {e(self.interval_text())}" if self.interval else ""
         control = (f"<br><strong>Control:</strong> {e(self.control_case)} → {e(self.control_text())}"
                    if self.control_case else "<br><strong>Control:</strong> none designed yet")  # fmt: skip
@@ -380,6 +382,7 @@ def build_record(id: str, chapter: str, value, *, control=None, samples=None, in
         control_case=check.control, control=control, criterion=check.reproduced.criterion.describe(),
         why=check.reproduced.why, partial_criterion=check.partial.criterion.describe() if check.partial else "",
         status=status, raw_status=raw, unmet=unmet, scale=scale, choice=reg.choice, note=note, extra=details,
+        partial_why=check.partial.why if check.partial else check.no_partial,
     )  # fmt: skip
     json.dumps(record.to_json())  # fail early if extra is not JSON-serialisable
     return record
