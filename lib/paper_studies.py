@@ -42,6 +42,21 @@ until it leaves (at most 10,000 steps), and the control, the same seeds with the
 pattern. Its unbiased units are ``bf16-calibration``'s float32 units (the same configs, so the same keys: computed
 once). The measure is chapter 6's: the latest over the earliest exit among the seeds that leave.
 
+``b-mixer-tuning`` and ``b-mixer``: chapter 7's B-mixer at the paper's scale (:meth:`lib.MixerComparisonConfig.paper`:
+the linear map at S = 16, s = 3, 5, 7, width 128 as 8 heads of 16, MLP 512, 8,192 tokens per step), transformer
+against MLP-Mixer, in chapter 7's two stages. The tuning applies chapter 7's rule
+(:func:`lib.studies.mixer_tuning.mixer_tuning`) to these two architectures: every rate of the paper-scale grid
+(3e-4, 1e-3, 3e-3, 1e-2) at every sparsity, 3,000 steps from the tuning seed, scored by the mean held-out output-bit
+loss over the budget averaged over the sparsities; the lowest score chooses the rate. The comparison then trains both
+on the three evaluation seeds for 10,000 steps at the chosen rates (its units exist only once the tuning is complete
+and committed: :data:`STAGED`) and measures chapter 7's ratio of seed-averaged curves with its control. One unit per
+(architecture, sparsity, rate) and per (sparsity, architecture, seed), each a single member on the reference trainer
+(:mod:`lib.paper_units_reference`; the fast trainer carries attention only, and both architectures train the same
+way), float32 (the bfloat16 calibration covers the transformer's exits, not the MLP-Mixer's curves). A unit stops
+once its held-out loss is solved and repeats its last evaluation to the budget, exactly as a frozen member of
+chapter 7's stacks does, so the scores and curves are those of the stacks (a member's own data and initialisation
+do not depend on the others').
+
 The summary of ``b-sparsity`` is what chapter 6's B-sparsity reads at FAST scale: per state size and seed, the final held-out loss at
 :math:`s = S/2` minus the worse of :math:`s = 1` and :math:`s = S - 1`
 (:meth:`lib.studies.sparsity_study.SparsityStudy.gap`), and the same gap at step 0 as the control.
@@ -61,13 +76,16 @@ from .paper_scale import PaperStudy, publish, published
 from .stats import bootstrap_interval
 from .study_unit import resolve, unit, unit_key
 from .studies.sparsity_study import SparsityStudyConfig
+from .studies.mixer_comparison import MixerComparisonConfig
+from .studies.mixer_tuning import mean_loss_over_budget
 from .studies.width_study import WidthStudyConfig
 from .train.fast_train import FastRunConfig
 from .train.gpt_train import Member
 
 __all__ = ["STUDIES", "SPARSITY_SIZES", "sparsity_summary", "sparsity_measures", "b_sparsity", "CALIBRATION_SEEDS",
            "calibration_summary", "calibration_costs", "bf16_calibration", "heads_one_summary", "heads_one_measures", "b_heads_one",
-           "RANDOM_BIAS", "random_summary", "random_measures", "b_random",
+           "RANDOM_BIAS", "random_summary", "random_measures", "b_random", "MIXER_ARCHS", "mixer_tuning_summary",
+           "b_mixer_tuning", "mixer_rates", "mixer_summary", "mixer_measures", "b_mixer", "STAGED", "make_study",
            "paper_records", "study_record", "paper_claim", "study_progress"]
 
 #: The state sizes of ``b-sparsity`` (the claim's two).
@@ -349,9 +367,173 @@ def b_random() -> PaperStudy:
                       units + control, "lib.paper_studies:random_summary", "lib.paper_studies:random_measures")  # fmt: skip
 
 
-#: ``{name: function returning the PaperStudy}``.
-STUDIES: dict[str, Callable[[], PaperStudy]] = {"b-sparsity": b_sparsity, "b-heads-one": b_heads_one,
-                                                 "bf16-calibration": bf16_calibration, "b-random": b_random}
+#: The two architectures of ``b-mixer-tuning`` and ``b-mixer`` (B-mixer compares them).
+MIXER_ARCHS = ("attention", "mlp_mixer")
+
+
+def _mixer_tuning_keys() -> list[tuple[str, int, float]]:
+    """``(arch, s, lr)`` of every ``b-mixer-tuning`` unit, in the order they are run."""
+    t = MixerComparisonConfig.paper().tuning
+    return [(arch, s, lr) for arch in MIXER_ARCHS for s in t.lm_s for lr in t.lrs]
+
+
+def _mixer_tuning_units():
+    t = MixerComparisonConfig.paper().tuning
+    out = []
+    for arch, s, lr in _mixer_tuning_keys():
+        stack = t.run_config(arch, "linear map")  # every (s, lr) of the grid in one stack; a unit holds one of them
+        out.append(unit("lib.paper_units_reference:reference_curves",
+                        replace(stack, members=(Member(t.lm_task(s), seed=t.tune_seed),), lr=lr)))
+    return tuple(out)
+
+
+def mixer_tuning_summary(values) -> dict:
+    """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-mixer-tuning``: per
+    architecture the score of each rate (chapter 7's rule, :func:`lib.studies.mixer_tuning.mean_loss_over_budget`
+    averaged over the sparsities; ``null`` until every sparsity of that rate is done) and the rate with the lowest
+    score (``null`` until every rate is scored)."""
+    keys = _mixer_tuning_keys()
+    if len(values) != len(keys):
+        raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
+    t = MixerComparisonConfig.paper().tuning
+    by = dict(zip(keys, values))
+    out = {"lrs": list(t.lrs), "sparsities": list(t.lm_s), "budget": t.lm_steps, "archs": {}}
+    for arch in MIXER_ARCHS:
+        scores = []
+        for lr in t.lrs:
+            runs = [by[arch, s, lr] for s in t.lm_s]
+            scores.append(None if None in runs else float(np.mean(
+                [mean_loss_over_budget(v["pred_loss"], t.lm_steps, t.eval_every)[0] for v in runs])))
+        best = None if None in scores else t.lrs[int(np.argmin(scores))]
+        out["archs"][arch] = {"scores": scores, "best_lr": best,
+                              "steps_run": {str(s): [None if by[arch, s, lr] is None else by[arch, s, lr]["steps_run"]
+                                                     for lr in t.lrs] for s in t.lm_s}}  # fmt: skip
+    return out
+
+
+def b_mixer_tuning() -> PaperStudy:
+    """Chapter 7's learning-rate tuning at paper scale for the transformer and the MLP-Mixer (module docstring):
+    24 units, no claim (``b-mixer`` trains at the rates it chooses)."""
+    return PaperStudy("b-mixer-tuning", (),
+                      "chapter 7's tuning at paper scale for the transformer and the MLP-Mixer: the linear map at S = 16, "
+                      "s = 3, 5, 7, width 128 (8 heads of 16), MLP 512, 8,192 tokens per step, rates 3e-4, 1e-3, 3e-3, "
+                      "1e-2, 3,000 steps from the tuning seed, float32, reference trainer; a unit stops once solved",
+                      _mixer_tuning_units(), "lib.paper_studies:mixer_tuning_summary")  # fmt: skip
+
+
+def mixer_rates(data_dir: Path | str = DATA_DIR) -> dict[str, float] | None:
+    """``{arch: rate}`` chosen by the committed ``b-mixer-tuning``, or ``None`` until all its units are done."""
+    record = study_record("b-mixer-tuning", data_dir)
+    if record is None:
+        return None
+    rates = {arch: got["best_lr"] for arch, got in record["summary"]["archs"].items()}
+    return None if None in rates.values() else rates
+
+
+def _mixer_keys() -> list[tuple[int, str, int]]:
+    """``(s, arch, seed)`` of every ``b-mixer`` unit, in the order they are run: sparsity by sparsity, so that a
+    study done in part has whole groups of the measure."""
+    c = MixerComparisonConfig.paper()
+    return [(s, arch, k) for s in c.tuning.lm_s for arch in MIXER_ARCHS for k in c.seeds]
+
+
+def b_mixer(data_dir: Path | str = DATA_DIR) -> PaperStudy:
+    """Chapter 7's B-mixer at paper scale (module docstring): 18 units at the rates ``b-mixer-tuning`` chose; a
+    ``RuntimeError`` names the tuning's command while it is not complete."""
+    rates = mixer_rates(data_dir)
+    if rates is None:
+        raise RuntimeError("b-mixer trains at the rates b-mixer-tuning chooses, which is not complete: run "
+                           "`python -m lib.paper_scale run b-mixer-tuning` first")  # fmt: skip
+    c = MixerComparisonConfig.paper()
+    units = []
+    for s, arch, k in _mixer_keys():
+        stack = c.run_config(arch, "linear map", rates[arch])
+        units.append(unit("lib.paper_units_reference:reference_curves",
+                          replace(stack, members=(Member(c.tuning.lm_task(s), seed=k),))))
+    return PaperStudy("b-mixer", ("B-mixer",),
+                      "chapter 7's comparison at paper scale, transformer against MLP-Mixer: the linear map at S = 16, "
+                      "s = 3, 5, 7, 3 seeds, 10,000 steps, each at the rate b-mixer-tuning chose "
+                      f"({', '.join(f'{a}: {r:g}' for a, r in rates.items())}), float32, reference trainer; a unit "
+                      "stops once solved (a solved run repeats its last loss, as a frozen member of chapter 7's stack)",
+                      tuple(units), "lib.paper_studies:mixer_summary", "lib.paper_studies:mixer_measures")  # fmt: skip
+
+
+def mixer_summary(values) -> dict:
+    """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-mixer``: the evaluation
+    grid (every ``eval_every`` steps up to the budget) and per ``"arch,s"`` the output-bit loss curve of each seed on
+    it (``null``: not done; a unit that stopped once solved repeats its last value to the budget)."""
+    keys = _mixer_keys()
+    if len(values) != len(keys):
+        raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
+    c = MixerComparisonConfig.paper()
+    budget, every = c.lm_steps, c.tuning.eval_every
+    grid = list(range(0, budget + 1, every))
+    curves: dict[str, list] = {}
+    for (s, arch, _), v in zip(keys, values):
+        curve = None
+        if v is not None:
+            seen = dict(zip(v["steps"], (loss[0] for loss in v["pred_loss"])))
+            curve, last = [], None
+            for step in grid:
+                last = seen.get(step, last)
+                curve.append(last)
+            if None in curve:
+                raise ValueError("a unit's curve must start at step 0 and be evaluated every eval_every steps")
+        curves.setdefault(f"{arch},{s}", []).append(curve)
+    return {"steps": grid, "budget": budget, "sparsities": list(c.tuning.lm_s), "seeds": list(c.seeds),
+            "archs": list(MIXER_ARCHS), "curves": curves}  # fmt: skip
+
+
+def mixer_measures(summary: dict) -> dict:
+    """What ``b-mixer`` measures of B-mixer, as chapter 7's check does: transformer over MLP-Mixer steps until the
+    seed-averaged output-bit loss falls below :data:`lib.LINEAR_MAP_EXIT` (:func:`lib.curve_time_ratio`, geometric
+    mean over the sparsities whose six runs are done), its interval resampling each architecture's seeds, and the
+    transformer's seeds split in halves as the control (:func:`lib.halves_time_ratio`). ``{}`` while no sparsity is
+    complete."""
+    from types import SimpleNamespace
+
+    from .measures import curve_time_ratio, group_time_ratios, halves_time_ratio
+    from .stats import group_bootstrap_interval
+
+    tf_name, mix_name = summary["archs"]
+    done = [s for s in summary["sparsities"]
+            if all(None not in summary["curves"][f"{a},{s}"] for a in (tf_name, mix_name))]  # fmt: skip
+    if not done:
+        return {}
+    steps, budget, n = np.array(summary["steps"]), float(summary["budget"]), len(summary["seeds"])
+
+    def run(arch):  # group-major (K, sparsities x seeds), as chapter 7's stacks
+        return SimpleNamespace(steps=steps, pred_loss=np.array(
+            [c for s in done for c in summary["curves"][f"{arch},{s}"]], dtype=float).T)
+
+    tf, mix = run(tf_name), run(mix_name)
+    g = len(done)
+    ratio = curve_time_ratio(tf, mix, g, LINEAR_MAP_EXIT, budget)
+    interval = group_bootstrap_interval(lambda i, j: curve_time_ratio(tf, mix, g, LINEAR_MAP_EXIT, budget, i, j), (n, n))
+    terms = group_time_ratios(tf, mix, g, LINEAR_MAP_EXIT, budget)
+    per_s = ", ".join(f"{'≥ ' if low else ''}{r:.1f} at s = {done[i]}" for i, r, low in terms) or "none"
+    missing = [f"s = {s} not done yet" for s in summary["sparsities"] if s not in done]
+    return {"B-mixer": {
+        "value": ratio, "interval": interval,
+        "control": halves_time_ratio(tf, g, LINEAR_MAP_EXIT, budget),
+        "text": (f"transformer / MLP-Mixer steps until the seed-averaged loss leaves the plateau: {per_s} "
+                 f"(geometric mean {ratio:.1f}; ≥: the transformer's curve still on the plateau at step "
+                 f"{int(budget):,}, a lower bound)"),
+        "incomplete": missing,
+    }}  # fmt: skip
+
+
+#: ``{name: function returning the PaperStudy}`` (``b-mixer`` takes ``data_dir``: its rates come from a study).
+STUDIES: dict[str, Callable[..., PaperStudy]] = {"b-sparsity": b_sparsity, "b-heads-one": b_heads_one,
+                                                 "bf16-calibration": bf16_calibration, "b-random": b_random,
+                                                 "b-mixer-tuning": b_mixer_tuning, "b-mixer": b_mixer}
+#: Studies whose units depend on another study's committed result: ``{name: the study it needs}``.
+STAGED = {"b-mixer": "b-mixer-tuning"}
+
+
+def make_study(name: str, data_dir: Path | str = DATA_DIR) -> PaperStudy:
+    """The study ``name`` (a staged one built from the committed results under ``data_dir``)."""
+    return STUDIES[name](data_dir) if name in STAGED else STUDIES[name]()
 
 
 def paper_records(data_dir: Path | str = DATA_DIR) -> list:
@@ -362,8 +544,10 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
     from .claims import REGISTRY, build_record
 
     records = []
-    for name, make in STUDIES.items():
-        study = make()
+    for name in STUDIES:
+        if published(name, data_dir) is None:
+            continue
+        study = make_study(name, data_dir)
         record = study_record(name, data_dir) if study.measures else None
         if record is None:
             continue
@@ -387,7 +571,7 @@ def study_record(name: str, data_dir: Path | str = DATA_DIR) -> dict | None:
     units of the current code."""
     if published(name, data_dir) is None:
         return None
-    return publish(STUDIES[name](), cache=Cache(enabled=False), data_dir=data_dir, write=False)
+    return publish(make_study(name, data_dir), cache=Cache(enabled=False), data_dir=data_dir, write=False)
 
 
 def paper_claim(id: str, data_dir: Path | str = DATA_DIR, show: bool = True):
@@ -404,9 +588,10 @@ def paper_claim(id: str, data_dir: Path | str = DATA_DIR, show: bool = True):
     return record
 
 
-def study_progress(record: dict | None) -> dict:
-    """``done``, ``of`` and ``cpu_hours`` of a study's record (:func:`study_record`); zeros for ``None`` (nothing
-    published)."""
+def study_progress(record: dict | None, name: str | None = None) -> dict:
+    """``done``, ``of`` and ``cpu_hours`` of a study's record (:func:`study_record`); for ``None`` (nothing
+    published) zeros, with ``of`` the number of units of study ``name`` when it is given."""
     if record is None:
-        return {"done": 0, "of": 0, "cpu_hours": 0.0}
+        of = 0 if name is None else len(_mixer_keys()) if name == "b-mixer" else len(STUDIES[name]().units)
+        return {"done": 0, "of": of, "cpu_hours": 0.0}
     return {k: record[k] for k in ("done", "of", "cpu_hours")}

@@ -51,12 +51,12 @@ def test_every_committed_paper_scale_unit_is_current():
     its key is no longer among the study's, the study would silently lose it (and its summary would describe runs
     of the old code): the edit must come with the study rerun, or not at all."""
     from lib.paper_scale import published
-    from lib.paper_studies import STUDIES
+    from lib.paper_studies import STUDIES, make_study
     from lib.study_unit import unit_key
 
     files = {p.stem for p in (DATA / "paper").glob("*.json")}
     assert files <= set(STUDIES), f"published studies that are not registered: {sorted(files - set(STUDIES))}"
     for name in sorted(files):
-        keys = {unit_key(u) for u in STUDIES[name]().units}
+        keys = {unit_key(u) for u in make_study(name, DATA).units}
         saved = set(published(name, DATA)["units"])
         assert saved <= keys, f"{name}: {len(saved - keys)} committed units of code that has changed since"

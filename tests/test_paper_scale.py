@@ -260,6 +260,7 @@ def test_a_chapter_shows_the_paper_scale_row_or_says_it_is_not_run(tmp_path, cap
     data = fresh_data(tmp_path)
     assert ps.paper_claim("B-sparsity", data, show=False) is None
     assert ps.study_progress(None) == {"done": 0, "of": 0, "cpu_hours": 0.0}
+    assert ps.study_progress(None, "b-sparsity")["of"] == 144 and ps.study_progress(None, "b-mixer")["of"] == 18
     values = _fake_values(lambda S, s, k: 0.35 + 0.33 * (s == S // 2), done=lambda S, s, k: S == 16)
     _commit_fake(data, ps.b_sparsity(), values)
     shown = ps.paper_claim("B-sparsity", data, show=False)
@@ -304,3 +305,123 @@ def test_b_random_shares_the_calibration_units_and_reads_the_spread_as_chapter_6
     assert random_measures(random_summary([_curve(800)] + [None] * (2 * n - 1))) == {}  # one run: no spread yet
     with pytest.raises(ValueError, match="unit values"):
         random_summary([None])
+
+
+def _loss_curve(exit_at, budget, every=100, plateau=0.69, after=0.3):
+    """A unit's curves on the plateau until ``exit_at`` (``None``: never, to ``budget``), then ``after`` for two
+    more evaluations (the unit stopped once solved)."""
+    end = budget if exit_at is None else min(budget, exit_at + 2 * every)
+    steps = list(range(0, end + 1, every))
+    loss = [[plateau if exit_at is None or s < exit_at else after] for s in steps]
+    return {"steps": steps, "loss": loss, "pred_loss": loss, "steps_run": steps[-1]}
+
+
+def test_the_mixer_tuning_units_and_rule_are_chapter_7s():
+    from lib.paper_studies import MIXER_ARCHS, _mixer_tuning_keys, b_mixer_tuning, mixer_tuning_summary
+    from lib.studies.mixer_comparison import MixerComparisonConfig
+
+    study, keys, t = b_mixer_tuning(), _mixer_tuning_keys(), MixerComparisonConfig.paper().tuning
+    assert len(study.units) == len(keys) == len(MIXER_ARCHS) * len(t.lm_s) * len(t.lrs) == 24 and not study.measures
+    stacked = {arch: t.run_config(arch, "linear map") for arch in MIXER_ARCHS}
+    for u, (arch, s, lr) in zip(study.units, keys):
+        run, stack = u.config, stacked[u.config.mixer]
+        assert (run.mixer, run.lr, run.members[0].task.s, run.members[0].lr) == (arch, lr, s, None)
+        assert (run.steps, run.stop_below, run.tokens_per_step, run.d_mlp) == (stack.steps, t.solved, 8192, 512)
+        assert run.members[0].seed == t.tune_seed  # the tuning seed, not an evaluation seed
+    # the attention arch leaves soonest at the second rate, the mixer at the third
+    exit_at = {"attention": [None, 600, 1500, None], "mlp_mixer": [2000, 900, 300, 1200]}
+    values = [_loss_curve(exit_at[arch][t.lrs.index(lr)], t.lm_steps) for arch, s, lr in keys]
+    out = mixer_tuning_summary(values)
+    assert out["archs"]["attention"]["best_lr"] == t.lrs[1] and out["archs"]["mlp_mixer"]["best_lr"] == t.lrs[2]
+    from lib.studies.mixer_tuning import mean_loss_over_budget
+
+    one = mean_loss_over_budget(values[1]["pred_loss"], t.lm_steps, t.eval_every)[0]  # a stopped unit carries its last
+    assert out["archs"]["attention"]["scores"][1] == pytest.approx(one)
+    part = mixer_tuning_summary(values[:-1] + [None])
+    assert part["archs"]["mlp_mixer"]["best_lr"] is None and part["archs"]["mlp_mixer"]["scores"][-1] is None
+
+
+def test_b_mixer_needs_the_committed_tuning_and_trains_at_its_rates(tmp_path):
+    import lib.paper_studies as ps
+    from lib.studies.mixer_comparison import MixerComparisonConfig
+
+    data = fresh_data(tmp_path)
+    with pytest.raises(RuntimeError, match="b-mixer-tuning"):
+        ps.b_mixer(data)
+    c = MixerComparisonConfig.paper()
+    t, tuning = c.tuning, ps.b_mixer_tuning()
+    exit_at = {"attention": [None, 600, 1500, None], "mlp_mixer": [2000, 900, 300, 1200]}
+    values = [_loss_curve(exit_at[arch][t.lrs.index(lr)], t.lm_steps) for arch, s, lr in ps._mixer_tuning_keys()]
+    _commit_fake(data, tuning, values[:-1] + [None])  # one unit short: no rates yet
+    assert ps.mixer_rates(data) is None and ps.paper_records(data) == []
+    _commit_fake(data, tuning, values)
+    assert ps.mixer_rates(data) == {"attention": t.lrs[1], "mlp_mixer": t.lrs[2]}
+    study = ps.make_study("b-mixer", data)
+    assert len(study.units) == 18 and study.claims == ("B-mixer",)
+    for u, (s, arch, k) in zip(study.units, ps._mixer_keys()):
+        run = u.config
+        assert (run.mixer, run.members[0].task.s, run.members[0].seed) == (arch, s, k)
+        assert run.lr == ps.mixer_rates(data)[arch] and run.members[0].lr is None
+        assert (run.steps, run.stop_below) == (c.lm_steps, t.solved)
+    assert ps.paper_records(data) == []  # b-mixer not published yet
+
+
+def test_b_mixer_reads_the_ratio_as_chapter_7():
+    from types import SimpleNamespace
+
+    from lib import LINEAR_MAP_EXIT, curve_time_ratio, halves_time_ratio
+    from lib.paper_studies import _mixer_keys, mixer_measures, mixer_summary
+
+    keys = _mixer_keys()
+    exits = {("attention", 3): [900, 1500, 1200], ("mlp_mixer", 3): [200, 300, 400], ("attention", 5): [None] * 3,
+             ("mlp_mixer", 5): [1000, 2000, 3000], ("attention", 7): [None] * 3, ("mlp_mixer", 7): [None] * 3}
+    values = [_loss_curve(exits[arch, s][k], 10_000) for s, arch, k in keys]
+    summary = mixer_summary(values)
+    assert summary["steps"][-1] == 10_000 and len(summary["curves"]["attention,3"][0]) == 101
+    assert summary["curves"]["mlp_mixer,3"][0][-1] == 0.3  # carried to the budget once solved
+    m = mixer_measures(summary)["B-mixer"]
+    grid = np.array(summary["steps"])
+
+    def run(arch):
+        return SimpleNamespace(steps=grid, pred_loss=np.array(
+            [c for s in (3, 5, 7) for c in summary["curves"][f"{arch},{s}"]], dtype=float).T)
+
+    tf, mix = run("attention"), run("mlp_mixer")
+    assert m["value"] == pytest.approx(curve_time_ratio(tf, mix, 3, LINEAR_MAP_EXIT, 10_000))
+    # s = 3: the means cross at 1,200 and 300 (4x); s = 5: the transformer never (10,000) over 2,000; s = 7 left out
+    assert m["value"] == pytest.approx(np.sqrt(4.0 * 5.0))
+    assert m["control"] == pytest.approx(halves_time_ratio(tf, 3, LINEAR_MAP_EXIT, 10_000))
+    assert m["interval"].lo <= m["value"] <= m["interval"].hi and not m["incomplete"]
+    part = mixer_measures(mixer_summary(values[:6] + [None] * 12))["B-mixer"]  # s = 3 only
+    assert part["value"] == pytest.approx(4.0) and part["incomplete"] == ["s = 5 not done yet", "s = 7 not done yet"]
+    assert mixer_measures(mixer_summary([None] * 18)) == {}
+
+
+def test_a_reference_unit_trains_the_mlp_mixer_at_the_papers_width():
+    from lib.paper_studies import b_mixer_tuning
+    from lib.paper_units_reference import reference_curves
+    from lib.smoke import cut
+
+    unit = next(u for u in b_mixer_tuning().units if u.config.mixer == "mlp_mixer")
+    out = reference_curves(cut(unit.config, 1000))  # the paper's model, 3 steps
+    assert out["steps_run"] == 3 and len(out["pred_loss"][-1]) == 1
+    assert np.isfinite(out["pred_loss"]).all() and json.loads(json.dumps(out)) == out
+
+
+@pytest.mark.parametrize("arch", ["attention", "mlp_mixer"])
+def test_a_tuning_unit_trains_as_its_member_of_chapter_7s_stack(arch):
+    """A ``b-mixer-tuning`` unit is one member of chapter 7's tuning stack, trained alone at the member's rate: the
+    same curves (per-member rates rescale the stack's Adam, equal up to Adam's epsilon)."""
+    from dataclasses import replace
+
+    from lib.studies.mixer_tuning import MixerTuningConfig
+    from lib.train.gpt_train import run_members
+
+    t = MixerTuningConfig.fast()
+    stack = replace(t.run_config(arch, "linear map"), steps=30, eval_every=10)  # members (s, lr), sparsity-major
+    j = 5  # the second sparsity at the third rate (the stack runs at the second: this member is rescaled)
+    member = stack.members[j]
+    alone = replace(stack, members=(Member(member.task, seed=member.seed),), lr=member.lr)
+    together, single = run_members(stack), run_members(alone)
+    np.testing.assert_allclose(single.pred_loss[:, 0], together.pred_loss[:, j], atol=2e-4)
+    assert member.lr != stack.lr and not np.allclose(together.pred_loss[:, j], together.pred_loss[:, j - 1])
