@@ -390,8 +390,10 @@ def _mixer_tuning_units():
 def mixer_tuning_summary(values) -> dict:
     """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-mixer-tuning``: per
     architecture the score of each rate (chapter 7's rule, :func:`lib.studies.mixer_tuning.mean_loss_over_budget`
-    averaged over the sparsities; ``null`` until every sparsity of that rate is done) and the rate with the lowest
-    score (``null`` until every rate is scored)."""
+    averaged over the sparsities; ``null`` until every sparsity of that rate is done), the rate with the lowest
+    score (``null`` until every rate is scored), and per rate the sparsities at which the run left the plateau within
+    the budget (its output-bit loss below :data:`lib.LINEAR_MAP_EXIT` at some evaluation): a rate's score differs from
+    the plateau's by noise alone when that list is empty."""
     keys = _mixer_tuning_keys()
     if len(values) != len(keys):
         raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
@@ -405,7 +407,9 @@ def mixer_tuning_summary(values) -> dict:
             scores.append(None if None in runs else float(np.mean(
                 [mean_loss_over_budget(v["pred_loss"], t.lm_steps, t.eval_every)[0] for v in runs])))
         best = None if None in scores else t.lrs[int(np.argmin(scores))]
-        out["archs"][arch] = {"scores": scores, "best_lr": best,
+        left = [[s for s in t.lm_s if by[arch, s, lr] is not None
+                 and float(np.min(by[arch, s, lr]["pred_loss"])) < LINEAR_MAP_EXIT] for lr in t.lrs]
+        out["archs"][arch] = {"scores": scores, "best_lr": best, "left_plateau": left,
                               "steps_run": {str(s): [None if by[arch, s, lr] is None else by[arch, s, lr]["steps_run"]
                                                      for lr in t.lrs] for s in t.lm_s}}  # fmt: skip
     return out
@@ -595,3 +599,17 @@ def study_progress(record: dict | None, name: str | None = None) -> dict:
         of = 0 if name is None else len(_mixer_keys()) if name == "b-mixer" else len(STUDIES[name]().units)
         return {"done": 0, "of": of, "cpu_hours": 0.0}
     return {k: record[k] for k in ("done", "of", "cpu_hours")}
+
+
+def tuning_exits(summary: dict, labels: dict[str, str] | None = None) -> str:
+    """One sentence per architecture of a ``b-mixer-tuning`` summary: at which rates and sparsities its tuning run
+    left the plateau within the budget ("at no rate": every score is a loss on or near the plateau, and the chosen
+    rate is the one whose loss had fallen furthest, not one that learned the map)."""
+    if "left_plateau" not in next(iter(summary["archs"].values()), {}):
+        raise ValueError("summary has no 'left_plateau' (published before it was recorded): publish it again")
+    labels = labels or {}
+    parts = []
+    for arch, got in summary["archs"].items():
+        hits = [f"{lr:g} (s = {', '.join(map(str, ss))})" for lr, ss in zip(summary["lrs"], got["left_plateau"]) if ss]
+        parts.append(f"{labels.get(arch, arch)}: " + ("; ".join(hits) if hits else "at no rate and no sparsity"))
+    return " · ".join(parts)

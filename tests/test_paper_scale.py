@@ -339,6 +339,19 @@ def test_the_mixer_tuning_units_and_rule_are_chapter_7s():
     assert out["archs"]["attention"]["scores"][1] == pytest.approx(one)
     part = mixer_tuning_summary(values[:-1] + [None])
     assert part["archs"]["mlp_mixer"]["best_lr"] is None and part["archs"]["mlp_mixer"]["scores"][-1] is None
+    # where each left the plateau: every sparsity at the rates that exit, none at the rate that never does
+    every = list(t.lm_s)
+    assert out["archs"]["attention"]["left_plateau"] == [[], every, every, []]
+    assert out["archs"]["mlp_mixer"]["left_plateau"] == [every] * 4
+    assert part["archs"]["mlp_mixer"]["left_plateau"][-1] == every[:-1]  # a unit not done is not counted
+    from lib.paper_studies import tuning_exits
+
+    text = tuning_exits(out, {"attention": "T"})
+    assert text.startswith(f"T: {t.lrs[1]:g} (s = {', '.join(map(str, every))}); {t.lrs[2]:g}") and "mlp_mixer: " in text
+    never = mixer_tuning_summary([_loss_curve(None, t.lm_steps) for _ in keys])
+    assert tuning_exits(never).count("at no rate and no sparsity") == len(MIXER_ARCHS)
+    with pytest.raises(ValueError, match="left_plateau"):
+        tuning_exits({"lrs": [], "archs": {"attention": {"scores": [], "best_lr": None}}})
 
 
 def test_b_mixer_needs_the_committed_tuning_and_trains_at_its_rates(tmp_path):
