@@ -613,3 +613,20 @@ def tuning_exits(summary: dict, labels: dict[str, str] | None = None) -> str:
         hits = [f"{lr:g} (s = {', '.join(map(str, ss))})" for lr, ss in zip(summary["lrs"], got["left_plateau"]) if ss]
         parts.append(f"{labels.get(arch, arch)}: " + ("; ".join(hits) if hits else "at no rate and no sparsity"))
     return " · ".join(parts)
+
+
+def mixer_finals(summary: dict, labels: dict[str, str] | None = None) -> str:
+    """Per sparsity and architecture of a ``b-mixer`` summary, over the seeds done: how many runs are solved (their
+    last held-out output-bit loss below :data:`lib.SOLVED`, :math:`0.1 \\ln 2`) and their mean last loss; "none
+    done" where no seed has run."""
+    labels = labels or {}
+    out = []
+    for s in summary["sparsities"]:
+        parts = []
+        for arch in summary["archs"]:
+            last = [c[-1] for c in summary["curves"][f"{arch},{s}"] if c is not None]
+            parts.append(f"{labels.get(arch, arch)} " + (
+                f"{sum(x < SOLVED for x in last)} of {len(last)} solved, mean last loss {np.mean(last):.3f}"
+                if last else "none done"))
+        out.append(f"s = {s}: " + ", ".join(parts))
+    return "; ".join(out)

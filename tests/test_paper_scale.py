@@ -438,3 +438,15 @@ def test_a_tuning_unit_trains_as_its_member_of_chapter_7s_stack(arch):
     together, single = run_members(stack), run_members(alone)
     np.testing.assert_allclose(single.pred_loss[:, 0], together.pred_loss[:, j], atol=2e-4)
     assert member.lr != stack.lr and not np.allclose(together.pred_loss[:, j], together.pred_loss[:, j - 1])
+
+
+def test_mixer_finals_counts_solved_runs_over_the_seeds_done():
+    from lib.measures import SOLVED
+    from lib.paper_studies import mixer_finals
+
+    summary = {"archs": ["attention", "mlp_mixer"], "sparsities": [3, 5], "seeds": [0, 1, 2],
+               "curves": {"attention,3": [[0.69, 0.4], [0.69, SOLVED / 2], None], "mlp_mixer,3": [[0.69, SOLVED]] * 3,
+                          "attention,5": [None] * 3, "mlp_mixer,5": [[0.69, 0.01], None, None]}}
+    text = mixer_finals(summary, {"attention": "T"})
+    assert text.startswith(f"s = 3: T 1 of 2 solved, mean last loss {(0.4 + SOLVED / 2) / 2:.3f}, mlp_mixer 0 of 3")
+    assert "s = 5: T none done, mlp_mixer 1 of 1 solved, mean last loss 0.010" in text
