@@ -243,6 +243,97 @@ def b_heads_one() -> PaperStudy:
                       "lib.paper_studies:heads_one_summary", "lib.paper_studies:heads_one_measures")  # fmt: skip
 
 
+#: B-heads' tie margin (chapter 6 uses the same): two mean final losses closer than this are a tie (both solved, or
+#: both on the plateau).
+HEADS_TIE = 0.01
+
+
+def _heads_keys() -> list[tuple[int, int, int]]:
+    """``(H, d_head, seed)`` of every ``b-heads`` unit, in the order they are run: seed by seed (the measure needs
+    whole grids of seeds), the narrowest models (``d_model = H d_head``) first within a seed."""
+    config = WidthStudyConfig.paper()
+    cells = sorted(((H, dh) for H in config.heads for dh in config.d_heads), key=lambda c: (c[0] * c[1], c[0]))
+    return [(H, dh, k) for k in config.seeds for H, dh in cells]
+
+
+def _heads_units():
+    runs = WidthStudyConfig.paper().runs()
+    out = []
+    for H, dh, k in _heads_keys():
+        grid = runs["grid", H, dh]
+        member = next(m for m in grid.members if m.seed == k)
+        out.append(unit("lib.paper_units:fast_curves",
+                        FastRunConfig(replace(grid, members=(member,), stop_below=HEADS_TIE / 2), "fp32")))
+    return tuple(out)
+
+
+def heads_summary(values) -> dict:
+    """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-heads``: per
+    ``"H,d_head"`` cell and seed the final output-bit loss (``null``: not done), the exit step (``"never"``: on the
+    plateau to the end) and the steps run."""
+    keys = _heads_keys()
+    if len(values) != len(keys):
+        raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
+    config = WidthStudyConfig.paper()
+    seeds = list(config.seeds)
+    out = {"heads": list(config.heads), "d_heads": list(config.d_heads), "seeds": seeds, "budget": config.lm_steps,
+           "final": {}, "exit": {}, "steps_run": {}}
+    for H in config.heads:
+        for dh in config.d_heads:
+            for part in ("final", "exit", "steps_run"):
+                out[part][f"{H},{dh}"] = [None] * len(seeds)
+    for (H, dh, k), v in zip(keys, values):
+        if v is None:
+            continue
+        cell, i = f"{H},{dh}", seeds.index(k)
+        out["final"][cell][i] = float(v["pred_loss"][-1][0])
+        out["exit"][cell][i] = _exit_or_never(v)
+        out["steps_run"][cell][i] = int(v["steps_run"])
+    return out
+
+
+def heads_measures(summary: dict) -> dict:
+    """What ``b-heads`` measures of B-heads, as chapter 6 does (:func:`lib.heads_vs_head_size` with
+    :data:`HEADS_TIE`): on the seeds whose whole grid is done, the share of decisive (H, d_head) pairs won by more
+    heads, its interval resampling those seeds, and the control :func:`lib.heads_halves_control` (both need two
+    seeds). ``{}`` while no seed's grid is complete."""
+    from .measures import heads_halves_control, heads_vs_head_size
+    from .stats import group_bootstrap_interval
+
+    heads, d_heads, seeds = summary["heads"], summary["d_heads"], summary["seeds"]
+    final = summary["final"]
+    complete = [i for i in range(len(seeds)) if all(final[f"{H},{dh}"][i] is not None for H in heads for dh in d_heads)]
+    if not complete:
+        return {}
+    loss = np.array([[[final[f"{H},{dh}"][i] for i in complete] for H in heads] for dh in d_heads])  # (d_head, H, seeds)
+    pairs = heads_vs_head_size(loss, heads, d_heads, HEADS_TIE)
+    n = len(complete)
+    interval = (group_bootstrap_interval(lambda i: heads_vs_head_size(loss, heads, d_heads, HEADS_TIE, i)["share"], n)
+                if n >= 2 else None)  # fmt: skip
+    left = {H: sum(isinstance(summary["exit"][f"{H},{dh}"][i], int) for dh in d_heads for i in complete) for H in heads}
+    missing = [f"seed {seeds[i]}'s grid not done yet" for i in range(len(seeds)) if i not in complete]
+    return {"B-heads": {
+        "value": pairs["share"], "interval": interval,
+        "control": heads_halves_control(loss, HEADS_TIE) if n >= 2 else None,
+        "text": (f"doubling H beat doubling d_head (same d_model) in {pairs['more']} of "
+                 f"{pairs['more'] + pairs['bigger']} decisive pairs ({pairs['ties']} ties; mean final output-bit loss "
+                 f"over {n} seed{'s' if n > 1 else ''}); runs that left the plateau, per H: "
+                 + ", ".join(f"H={H}: {k} of {len(d_heads) * n}" for H, k in left.items())),
+        "incomplete": missing,
+    }}  # fmt: skip
+
+
+def b_heads() -> PaperStudy:
+    """Paper B's whole heads × head-size grid on the linear map, run to its budget or until solved well below the tie
+    margin (module docstring): 54 units."""
+    return PaperStudy("b-heads", ("B-heads",),
+                      "paper B's heads × head-size grid on the linear map (S = 16, s = 3, H = 1 to 32, head sizes 4, 8, "
+                      "16, d_model = H × d_head, 10,000 steps of 8,192 tokens, lr 1e-3, 3 seeds), float32; a unit "
+                      "stops once its output-bit loss is below half the tie margin (0.005), after which it could move "
+                      "by less than the margin: the final loss of chapter 6's measure, without the steps of a solved run",
+                      _heads_units(), "lib.paper_studies:heads_summary", "lib.paper_studies:heads_measures")  # fmt: skip
+
+
 #: Fresh seeds of ``bf16-calibration`` (used by no other study).
 CALIBRATION_SEEDS = tuple(range(30, 46))
 #: Its rule: the interval of the median paired exit ratio (bfloat16 / float32) must lie within these bounds.
@@ -530,7 +621,8 @@ def mixer_measures(summary: dict) -> dict:
 #: ``{name: function returning the PaperStudy}`` (``b-mixer`` takes ``data_dir``: its rates come from a study).
 STUDIES: dict[str, Callable[..., PaperStudy]] = {"b-sparsity": b_sparsity, "b-heads-one": b_heads_one,
                                                  "bf16-calibration": bf16_calibration, "b-random": b_random,
-                                                 "b-mixer-tuning": b_mixer_tuning, "b-mixer": b_mixer}
+                                                 "b-mixer-tuning": b_mixer_tuning, "b-mixer": b_mixer,
+                                                 "b-heads": b_heads}
 #: Studies whose units depend on another study's committed result: ``{name: the study it needs}``.
 STAGED = {"b-mixer": "b-mixer-tuning"}
 

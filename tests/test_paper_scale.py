@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -252,6 +253,46 @@ def test_the_single_head_study_counts_runs_that_leave_the_plateau():
     part = heads_one_measures(heads_one_summary(values[:9] + [None] * 9))["B-heads-one"]
     assert part["control"] is None and "9 of 9 runs with H = 32 not done yet" in part["incomplete"][0]
     assert heads_one_measures(heads_one_summary([None] * 18)) == {}
+
+
+def test_the_heads_grid_study_is_chapter_6s_grid_and_measure():
+    from lib.measures import heads_halves_control, heads_vs_head_size
+    from lib.paper_studies import HEADS_TIE, _heads_keys, b_heads, heads_measures, heads_summary
+    from lib.studies.width_study import WidthStudyConfig
+
+    study, keys, config = b_heads(), _heads_keys(), WidthStudyConfig.paper()
+    cells = len(config.heads) * len(config.d_heads)
+    assert len(study.units) == len(keys) == cells * len(config.seeds) == 54 and study.claims == ("B-heads",)
+    assert {k[2] for k in keys[:cells]} == {config.seeds[0]}  # seed by seed: whole grids first
+    widths = [H * dh for H, dh, _ in keys[:cells]]
+    assert widths == sorted(widths) and len(set(keys)) == len(keys)  # narrowest first, every cell once per seed
+    runs = config.runs()
+    for u, (H, dh, k) in zip(study.units, keys):
+        run, grid = u.config.run, runs["grid", H, dh]
+        assert run == replace(grid, members=tuple(m for m in grid.members if m.seed == k), stop_below=HEADS_TIE / 2)
+        assert u.config.precision == "fp32" and (run.steps, run.tokens_per_step) == (10_000, 8192)
+
+    # synthetic grid: more heads always ends lower; final loss = 0.69 / H (seed 1 a little higher)
+    def value(H, dh, k):
+        v = _curve(300 if H >= 4 else None)
+        v["pred_loss"] = v["pred_loss"][:-1] + [[0.69 / H + 0.001 * k]]
+        return v
+
+    values = [value(*key) for key in keys]
+    out = heads_summary(values)
+    assert out["final"]["2,8"] == [pytest.approx(0.345 + 0.001 * k) for k in config.seeds]
+    assert out["exit"]["1,4"] == ["never"] * 3 and out["exit"]["4,4"] == [300] * 3
+    loss = np.array([[[0.69 / H + 0.001 * k for k in config.seeds] for H in config.heads] for _ in config.d_heads])
+    m = heads_measures(out)["B-heads"]
+    assert m["value"] == heads_vs_head_size(loss, config.heads, config.d_heads, HEADS_TIE)["share"] == 1.0
+    assert m["control"] == heads_halves_control(loss, HEADS_TIE) and m["incomplete"] == []
+    assert m["interval"].n == 3 and "H=1: 0 of 9" in m["text"] and "H=32: 9 of 9" in m["text"]
+    one = heads_measures(heads_summary(values[:cells] + [None] * (len(values) - cells)))["B-heads"]
+    assert one["interval"] is None and one["control"] is None and len(one["incomplete"]) == 2  # one seed: no interval
+    assert heads_measures(heads_summary(values[:-1] + [None]))["B-heads"]["interval"].n == 2
+    assert heads_measures(heads_summary([None] * len(values))) == {}
+    with pytest.raises(ValueError, match="54"):
+        heads_summary(values[:3])
 
 
 def test_a_chapter_shows_the_paper_scale_row_or_says_it_is_not_run(tmp_path, capsys):
