@@ -72,9 +72,9 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 # paper-scale studies committed under data/paper/ (lib.paper_scale): what chapters show beside their FAST runs. Imported
 # on first use (PEP 562), so that `python -m lib.paper_scale` does not find its own module imported already.
 _LAZY = {"study_record": ("paper_studies", "study_record"), "paper_claim": ("paper_studies", "paper_claim"),
-         "study_progress": ("paper_studies", "study_progress"), "tuning_exits": ("paper_studies", "tuning_exits"),
-         "mixer_finals": ("paper_studies", "mixer_finals"),
-         "HEADS_TIE": ("paper_studies", "HEADS_TIE"), "paper_scale": ("paper_scale", None),
+         "study_progress": ("paper_studies", "study_progress"),
+         "HEADS_TIE": ("paper_studies", "HEADS_TIE"),
+         "mixer_view": ("paper_studies", "mixer_view"), "paper_scale": ("paper_scale", None),
          "calibration_costs": ("paper_studies", "calibration_costs"),
          "CALIBRATION_BOUNDS": ("paper_studies", "CALIBRATION_BOUNDS")}
 __all__ += list(_LAZY)

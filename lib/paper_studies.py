@@ -57,6 +57,13 @@ once its held-out loss is solved and repeats its last evaluation to the budget, 
 chapter 7's stacks does, so the scores and curves are those of the stacks (a member's own data and initialisation
 do not depend on the others').
 
+Both start from PyTorch's default initialisation (:data:`lib.studies.paper_defaults.LINEAR_MAP_INIT`), as every
+linear-map study at paper scale does since the plateau calibration (chapter 6) found that the initialisation's scale
+decides whether the transformer leaves the plateau at this configuration. ``b-mixer-tuning-gpt2`` and
+``b-mixer-gpt2`` are the same two stages from the trainer's default initialisation (``"gpt2"``: normal, σ = 0.02),
+the first version, run before that mismatch was noticed; they measure no claim and are shown as the contrast (the
+comparison stopped at 10 of 18 units when it was superseded).
+
 The summary of ``b-sparsity`` is what chapter 6's B-sparsity reads at FAST scale: per state size and seed, the final held-out loss at
 :math:`s = S/2` minus the worse of :math:`s = 1` and :math:`s = S - 1`
 (:meth:`lib.studies.sparsity_study.SparsityStudy.gap`), and the same gap at step 0 as the control.
@@ -78,6 +85,7 @@ from .study_unit import resolve, unit, unit_key
 from .studies.sparsity_study import SparsityStudyConfig
 from .studies.mixer_comparison import MixerComparisonConfig
 from .studies.mixer_tuning import mean_loss_over_budget
+from .studies.paper_defaults import LINEAR_MAP_INIT
 from .studies.width_study import WidthStudyConfig
 from .train.fast_train import FastRunConfig
 from .train.gpt_train import Member
@@ -468,13 +476,13 @@ def _mixer_tuning_keys() -> list[tuple[str, int, float]]:
     return [(arch, s, lr) for arch in MIXER_ARCHS for s in t.lm_s for lr in t.lrs]
 
 
-def _mixer_tuning_units():
+def _mixer_tuning_units(init: str):
     t = MixerComparisonConfig.paper().tuning
     out = []
     for arch, s, lr in _mixer_tuning_keys():
         stack = t.run_config(arch, "linear map")  # every (s, lr) of the grid in one stack; a unit holds one of them
         out.append(unit("lib.paper_units_reference:reference_curves",
-                        replace(stack, members=(Member(t.lm_task(s), seed=t.tune_seed),), lr=lr)))
+                        replace(stack, members=(Member(t.lm_task(s), seed=t.tune_seed),), lr=lr, init=init)))
     return tuple(out)
 
 
@@ -506,19 +514,30 @@ def mixer_tuning_summary(values) -> dict:
     return out
 
 
-def b_mixer_tuning() -> PaperStudy:
+#: The initialisation of each version of the B-mixer studies: ``{suffix: GPTRunConfig.init}`` (module docstring).
+MIXER_INITS = {"": LINEAR_MAP_INIT, "-gpt2": "gpt2"}
+
+
+def _init_words(init: str) -> str:
+    return ("PyTorch's default initialisation" if init == "torch" else
+            "the trainer's default initialisation (normal, σ = 0.02)")  # fmt: skip
+
+
+def b_mixer_tuning(version: str = "") -> PaperStudy:
     """Chapter 7's learning-rate tuning at paper scale for the transformer and the MLP-Mixer (module docstring):
-    24 units, no claim (``b-mixer`` trains at the rates it chooses)."""
-    return PaperStudy("b-mixer-tuning", (),
+    24 units, no claim (``b-mixer`` trains at the rates it chooses); ``version`` is a key of :data:`MIXER_INITS`."""
+    init = MIXER_INITS[version]
+    return PaperStudy(f"b-mixer-tuning{version}", (),
                       "chapter 7's tuning at paper scale for the transformer and the MLP-Mixer: the linear map at S = 16, "
                       "s = 3, 5, 7, width 128 (8 heads of 16), MLP 512, 8,192 tokens per step, rates 3e-4, 1e-3, 3e-3, "
-                      "1e-2, 3,000 steps from the tuning seed, float32, reference trainer; a unit stops once solved",
-                      _mixer_tuning_units(), "lib.paper_studies:mixer_tuning_summary")  # fmt: skip
+                      f"1e-2, 3,000 steps from the tuning seed, {_init_words(init)}, float32, reference trainer; a unit "
+                      "stops once solved", _mixer_tuning_units(init), "lib.paper_studies:mixer_tuning_summary")  # fmt: skip
 
 
-def mixer_rates(data_dir: Path | str = DATA_DIR) -> dict[str, float] | None:
-    """``{arch: rate}`` chosen by the committed ``b-mixer-tuning``, or ``None`` until all its units are done."""
-    record = study_record("b-mixer-tuning", data_dir)
+def mixer_rates(data_dir: Path | str = DATA_DIR, version: str = "") -> dict[str, float] | None:
+    """``{arch: rate}`` chosen by the committed ``b-mixer-tuning`` (of ``version``), or ``None`` until all its units
+    are done."""
+    record = study_record(f"b-mixer-tuning{version}", data_dir)
     if record is None:
         return None
     rates = {arch: got["best_lr"] for arch, got in record["summary"]["archs"].items()}
@@ -532,25 +551,28 @@ def _mixer_keys() -> list[tuple[int, str, int]]:
     return [(s, arch, k) for s in c.tuning.lm_s for arch in MIXER_ARCHS for k in c.seeds]
 
 
-def b_mixer(data_dir: Path | str = DATA_DIR) -> PaperStudy:
-    """Chapter 7's B-mixer at paper scale (module docstring): 18 units at the rates ``b-mixer-tuning`` chose; a
-    ``RuntimeError`` names the tuning's command while it is not complete."""
-    rates = mixer_rates(data_dir)
+def b_mixer(data_dir: Path | str = DATA_DIR, version: str = "") -> PaperStudy:
+    """Chapter 7's B-mixer at paper scale (module docstring): 18 units at the rates ``b-mixer-tuning`` (of the same
+    ``version``, a key of :data:`MIXER_INITS`) chose; a ``RuntimeError`` names the tuning's command while it is not
+    complete. Only the default version measures the claim."""
+    init, tuning = MIXER_INITS[version], f"b-mixer-tuning{version}"
+    rates = mixer_rates(data_dir, version)
     if rates is None:
-        raise RuntimeError("b-mixer trains at the rates b-mixer-tuning chooses, which is not complete: run "
-                           "`python -m lib.paper_scale run b-mixer-tuning` first")  # fmt: skip
+        raise RuntimeError(f"b-mixer{version} trains at the rates {tuning} chooses, which is not complete: run "
+                           f"`python -m lib.paper_scale run {tuning}` first")  # fmt: skip
     c = MixerComparisonConfig.paper()
     units = []
     for s, arch, k in _mixer_keys():
         stack = c.run_config(arch, "linear map", rates[arch])
         units.append(unit("lib.paper_units_reference:reference_curves",
-                          replace(stack, members=(Member(c.tuning.lm_task(s), seed=k),))))
-    return PaperStudy("b-mixer", ("B-mixer",),
+                          replace(stack, members=(Member(c.tuning.lm_task(s), seed=k),), init=init)))
+    return PaperStudy(f"b-mixer{version}", () if version else ("B-mixer",),
                       "chapter 7's comparison at paper scale, transformer against MLP-Mixer: the linear map at S = 16, "
-                      "s = 3, 5, 7, 3 seeds, 10,000 steps, each at the rate b-mixer-tuning chose "
-                      f"({', '.join(f'{a}: {r:g}' for a, r in rates.items())}), float32, reference trainer; a unit "
-                      "stops once solved (a solved run repeats its last loss, as a frozen member of chapter 7's stack)",
-                      tuple(units), "lib.paper_studies:mixer_summary", "lib.paper_studies:mixer_measures")  # fmt: skip
+                      f"s = 3, 5, 7, 3 seeds, 10,000 steps, each at the rate {tuning} chose "
+                      f"({', '.join(f'{a}: {r:g}' for a, r in rates.items())}), {_init_words(init)}, float32, "
+                      "reference trainer; a unit stops once solved (a solved run repeats its last loss, as a frozen "
+                      "member of chapter 7's stack)", tuple(units), "lib.paper_studies:mixer_summary",
+                      "" if version else "lib.paper_studies:mixer_measures")  # fmt: skip
 
 
 def mixer_summary(values) -> dict:
@@ -622,9 +644,11 @@ def mixer_measures(summary: dict) -> dict:
 STUDIES: dict[str, Callable[..., PaperStudy]] = {"b-sparsity": b_sparsity, "b-heads-one": b_heads_one,
                                                  "bf16-calibration": bf16_calibration, "b-random": b_random,
                                                  "b-mixer-tuning": b_mixer_tuning, "b-mixer": b_mixer,
-                                                 "b-heads": b_heads}
+                                                 "b-heads": b_heads,
+                                                 "b-mixer-tuning-gpt2": lambda: b_mixer_tuning("-gpt2"),
+                                                 "b-mixer-gpt2": lambda data_dir=DATA_DIR: b_mixer(data_dir, "-gpt2")}
 #: Studies whose units depend on another study's committed result: ``{name: the study it needs}``.
-STAGED = {"b-mixer": "b-mixer-tuning"}
+STAGED = {"b-mixer": "b-mixer-tuning", "b-mixer-gpt2": "b-mixer-tuning-gpt2"}
 
 
 def make_study(name: str, data_dir: Path | str = DATA_DIR) -> PaperStudy:
@@ -688,7 +712,7 @@ def study_progress(record: dict | None, name: str | None = None) -> dict:
     """``done``, ``of`` and ``cpu_hours`` of a study's record (:func:`study_record`); for ``None`` (nothing
     published) zeros, with ``of`` the number of units of study ``name`` when it is given."""
     if record is None:
-        of = 0 if name is None else len(_mixer_keys()) if name == "b-mixer" else len(STUDIES[name]().units)
+        of = 0 if name is None else len(_mixer_keys()) if name in STAGED else len(STUDIES[name]().units)
         return {"done": 0, "of": of, "cpu_hours": 0.0}
     return {k: record[k] for k in ("done", "of", "cpu_hours")}
 
@@ -722,3 +746,30 @@ def mixer_finals(summary: dict, labels: dict[str, str] | None = None) -> str:
                 if last else "none done"))
         out.append(f"s = {s}: " + ", ".join(parts))
     return "; ".join(out)
+
+
+def mixer_view(version: str = "", labels: dict[str, str] | None = None, data_dir: Path | str = DATA_DIR) -> dict:
+    """What chapter 7 glues of one version of the B-mixer studies (a key of :data:`MIXER_INITS`): the progress of
+    both stages (``tuning_done``, ``tuning_of``, ``tuning_cpu_hours``, ``done``, ``of``, ``cpu_hours``), the rates
+    chosen, the tuning scores with their rates, where the tuning runs left the plateau (:func:`tuning_exits`), the
+    comparison's ratio text (:func:`mixer_measures`) and finals (:func:`mixer_finals`); "none yet" where a stage
+    has nothing to say. ``summary`` is the comparison's published summary (``None`` before its first unit)."""
+    labels = labels or {}
+    tuning = study_record(f"b-mixer-tuning{version}", data_dir)
+    comparison = study_record(f"b-mixer{version}", data_dir)
+    out = {f"tuning_{k}": v for k, v in study_progress(tuning, f"b-mixer-tuning{version}").items()}
+    out.update(study_progress(comparison, f"b-mixer{version}"))
+    none = "none yet"
+    tuned = tuning["summary"] if tuning is not None else None
+    rates = mixer_rates(data_dir, version)
+    out["rates"] = ", ".join(f"{labels.get(a, a)} {r:g}" for a, r in rates.items()) if rates else none
+    out["scores"] = none if tuned is None else " · ".join(
+        f"{labels.get(a, a)} " + ", ".join("–" if x is None else f"{x:.3f}" for x in v["scores"])
+        for a, v in tuned["archs"].items()) + f" (rates {', '.join(f'{r:g}' for r in tuned['lrs'])})"
+    out["left"] = none if tuned is None else tuning_exits(tuned, labels)
+    summary = None if comparison is None else comparison["summary"]
+    measured = {} if summary is None else mixer_measures(summary)
+    out["ratio"] = measured["B-mixer"]["text"] if measured else none
+    out["finals"] = none if summary is None else mixer_finals(summary, labels)
+    out["summary"] = summary
+    return out

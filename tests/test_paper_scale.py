@@ -417,7 +417,42 @@ def test_b_mixer_needs_the_committed_tuning_and_trains_at_its_rates(tmp_path):
         assert (run.mixer, run.members[0].task.s, run.members[0].seed) == (arch, s, k)
         assert run.lr == ps.mixer_rates(data)[arch] and run.members[0].lr is None
         assert (run.steps, run.stop_below) == (c.lm_steps, t.solved)
+        assert run.init == ps.LINEAR_MAP_INIT == "torch"  # the calibrated initialisation of the linear map
     assert ps.paper_records(data) == []  # b-mixer not published yet
+    # the first version, from the trainer's default initialisation: its own tuning, no claim
+    assert all(u.config.init == "torch" for u in tuning.units)
+    with pytest.raises(RuntimeError, match="b-mixer-tuning-gpt2"):
+        ps.make_study("b-mixer-gpt2", data)
+    old = ps.make_study("b-mixer-tuning-gpt2")
+    assert [u.config for u in old.units] == [replace(u.config, init="gpt2") for u in tuning.units]
+    _commit_fake(data, old, values)
+    gpt2 = ps.make_study("b-mixer-gpt2", data)
+    assert gpt2.claims == () and not gpt2.measures and gpt2.name == "b-mixer-gpt2"
+    assert [u.config for u in gpt2.units] == [replace(u.config, init="gpt2") for u in study.units]
+    assert ps.study_progress(None, "b-mixer-gpt2")["of"] == 18
+
+
+def test_mixer_view_says_what_each_stage_has(tmp_path):
+    import lib.paper_studies as ps
+    from lib.studies.mixer_comparison import MixerComparisonConfig
+
+    data = fresh_data(tmp_path)
+    view = ps.mixer_view("", {"attention": "T"}, data)
+    assert (view["tuning_done"], view["tuning_of"], view["of"], view["summary"]) == (0, 24, 18, None)
+    assert all(view[k] == "none yet" for k in ("rates", "scores", "left", "ratio", "finals"))
+    t = MixerComparisonConfig.paper().tuning
+    exit_at = {"attention": [None, 600, 1500, None], "mlp_mixer": [2000, 900, 300, 1200]}
+    _commit_fake(data, ps.b_mixer_tuning(), [_loss_curve(exit_at[a][t.lrs.index(lr)], t.lm_steps)
+                                             for a, s, lr in ps._mixer_tuning_keys()])
+    study = ps.make_study("b-mixer", data)
+    values = [_loss_curve(900 if arch == "attention" else 300, 10_000) for s, arch, k in ps._mixer_keys()]
+    _commit_fake(data, study, values[:6] + [None] * 12)  # s = 3 only
+    view = ps.mixer_view("", {"attention": "T"}, data)
+    assert view["rates"] == f"T {t.lrs[1]:g}, mlp_mixer {t.lrs[2]:g}" and view["done"] == 6
+    assert view["scores"].startswith("T ") and view["scores"].endswith(f"(rates {', '.join(f'{r:g}' for r in t.lrs)})")
+    assert view["ratio"] == ps.mixer_measures(view["summary"])["B-mixer"]["text"] and "3.0 at s = 3" in view["ratio"]
+    assert view["finals"].startswith("s = 3: T 0 of 3 solved") and "s = 5: T none done" in view["finals"]
+    assert ps.mixer_view("-gpt2", data_dir=data)["tuning_done"] == 0  # the other version: nothing committed
 
 
 def test_b_mixer_reads_the_ratio_as_chapter_7():
