@@ -195,15 +195,21 @@ def _heads_one_keys() -> list[tuple[int, int, int]]:
     return [(H, dh, k) for H in (config.heads[0], config.heads[-1]) for dh in config.d_heads for k in config.seeds]
 
 
-def _heads_one_units():
+def _grid_units(keys, stop_below: float):
+    """One float32 unit per ``(H, d_head, seed)`` of ``keys``: that seed's member of the paper-scale grid's stack
+    (:meth:`lib.WidthStudyConfig.runs`), trained alone until its output-bit loss is below ``stop_below``."""
     runs = WidthStudyConfig.paper().runs()
     out = []
-    for H, dh, k in _heads_one_keys():
+    for H, dh, k in keys:
         grid = runs["grid", H, dh]
         member = next(m for m in grid.members if m.seed == k)
         out.append(unit("lib.paper_units:fast_curves",
-                        FastRunConfig(replace(grid, members=(member,), stop_below=LINEAR_MAP_EXIT), "fp32")))
+                        FastRunConfig(replace(grid, members=(member,), stop_below=stop_below), "fp32")))
     return tuple(out)
+
+
+def _heads_one_units():
+    return _grid_units(_heads_one_keys(), LINEAR_MAP_EXIT)
 
 
 def heads_one_summary(values) -> dict:
@@ -265,14 +271,7 @@ def _heads_keys() -> list[tuple[int, int, int]]:
 
 
 def _heads_units():
-    runs = WidthStudyConfig.paper().runs()
-    out = []
-    for H, dh, k in _heads_keys():
-        grid = runs["grid", H, dh]
-        member = next(m for m in grid.members if m.seed == k)
-        out.append(unit("lib.paper_units:fast_curves",
-                        FastRunConfig(replace(grid, members=(member,), stop_below=HEADS_TIE / 2), "fp32")))
-    return tuple(out)
+    return _grid_units(_heads_keys(), HEADS_TIE / 2)
 
 
 def heads_summary(values) -> dict:
