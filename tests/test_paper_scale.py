@@ -526,3 +526,22 @@ def test_mixer_finals_counts_solved_runs_over_the_seeds_done():
     text = mixer_finals(summary, {"attention": "T"})
     assert text.startswith(f"s = 3: T 1 of 2 solved, mean last loss {(0.4 + SOLVED / 2) / 2:.3f}, mlp_mixer 0 of 3")
     assert "s = 5: T none done, mlp_mixer 1 of 1 solved, mean last loss 0.010" in text
+
+
+def test_every_linear_map_study_starts_from_the_calibrated_initialisation():
+    """Chapter 6's plateau calibration chose the linear map's initialisation at paper scale; a study that forgets it
+    (as the first B-mixer studies did) measures the trainer's default init instead. Staged studies are checked in
+    test_b_mixer_needs_the_committed_tuning_and_trains_at_its_rates; the "-gpt2" versions are that first version."""
+    import lib.paper_studies as ps
+    from lib.tasks import LinearMapTask
+
+    checked = 0
+    for name, make in ps.STUDIES.items():
+        if name in ps.STAGED or name.endswith("-gpt2"):
+            continue
+        for u in make().units:
+            run = getattr(u.config, "run", u.config)  # FastRunConfig wraps the GPTRunConfig
+            if all(isinstance(m.task, LinearMapTask) for m in run.members):
+                assert run.init == ps.LINEAR_MAP_INIT, f"{name}: a unit starts from init {run.init!r}"
+                checked += 1
+    assert checked >= 54 + 18 + 24  # b-heads, b-heads-one, b-mixer-tuning at least
