@@ -747,11 +747,42 @@ def mixer_finals(summary: dict, labels: dict[str, str] | None = None) -> str:
     return "; ".join(out)
 
 
+def mixer_solved_at(summary: dict, labels: dict[str, str] | None = None) -> str:
+    """Per sparsity of a ``b-mixer`` summary: the step at which each done seed's curve is first below
+    :data:`lib.SOLVED` (a solved run, :math:`0.1 \\ln 2`), per architecture, and, where both architectures' seeds are
+    all done, the ratio of their medians (transformer over MLP-Mixer; a seed never solved counts at the budget, and
+    "≥" marks a median that is such a seed, so the ratio is a lower bound). Shown beside B-mixer, not scored: the
+    registry's check times the exit from the plateau (:data:`lib.LINEAR_MAP_EXIT`), fixed before these runs."""
+    labels = labels or {}
+    budget, steps = summary["budget"], summary["steps"]
+    out = []
+    for s in summary["sparsities"]:
+        parts, medians = [], []
+        for arch in summary["archs"]:
+            done = [c for c in summary["curves"][f"{arch},{s}"] if c is not None]
+            at = [next((t for t, loss in zip(steps, c) if loss < SOLVED), None) for c in done]
+            parts.append(f"{labels.get(arch, arch)} " + (", ".join(f"{a:,}" if a is not None else f"not by {budget:,}"
+                                                                   for a in at) if at else "none done"))
+            if len(done) == len(summary["seeds"]):
+                # (step, never solved), a seed solved at the budget before one never solved: the middle seed(s)
+                ranked = sorted((budget if a is None else a, a is None) for a in at)
+                n = len(ranked)
+                middle = ranked[(n - 1) // 2: n // 2 + 1]
+                medians.append((float(np.mean([m[0] for m in middle])), any(m[1] for m in middle)))
+        text = f"s = {s}: " + "; ".join(parts)
+        if len(medians) == 2 and medians[1][0] > 0:
+            (tf, low), (mix, _) = medians
+            text += f" (ratio of medians {'≥ ' if low else ''}{tf / mix:.1f})"
+        out.append(text)
+    return " · ".join(out)
+
+
 def mixer_view(version: str = "", labels: dict[str, str] | None = None, data_dir: Path | str = DATA_DIR) -> dict:
     """What chapter 7 glues of one version of the B-mixer studies (a key of :data:`MIXER_INITS`): the progress of
     both stages (``tuning_done``, ``tuning_of``, ``tuning_cpu_hours``, ``done``, ``of``, ``cpu_hours``), the rates
     chosen, the tuning scores with their rates, where the tuning runs left the plateau (:func:`tuning_exits`), the
-    comparison's ratio text (:func:`mixer_measures`) and finals (:func:`mixer_finals`); "none yet" where a stage
+    comparison's ratio text (:func:`mixer_measures`), finals (:func:`mixer_finals`) and solve steps
+    (:func:`mixer_solved_at`); "none yet" where a stage
     has nothing to say. ``summary`` is the comparison's published summary (``None`` before its first unit)."""
     labels = labels or {}
     tuning = study_record(f"b-mixer-tuning{version}", data_dir)
@@ -770,5 +801,6 @@ def mixer_view(version: str = "", labels: dict[str, str] | None = None, data_dir
     measured = {} if summary is None else mixer_measures(summary)
     out["ratio"] = measured["B-mixer"]["text"] if measured else none
     out["finals"] = none if summary is None else mixer_finals(summary, labels)
+    out["solved_at"] = none if summary is None else mixer_solved_at(summary, labels)
     out["summary"] = summary
     return out

@@ -439,7 +439,7 @@ def test_mixer_view_says_what_each_stage_has(tmp_path):
     data = fresh_data(tmp_path)
     view = ps.mixer_view("", {"attention": "T"}, data)
     assert (view["tuning_done"], view["tuning_of"], view["of"], view["summary"]) == (0, 24, 18, None)
-    assert all(view[k] == "none yet" for k in ("rates", "scores", "left", "ratio", "finals"))
+    assert all(view[k] == "none yet" for k in ("rates", "scores", "left", "ratio", "finals", "solved_at"))
     t = MixerComparisonConfig.paper().tuning
     exit_at = {"attention": [None, 600, 1500, None], "mlp_mixer": [2000, 900, 300, 1200]}
     _commit_fake(data, ps.b_mixer_tuning(), [_loss_curve(exit_at[a][t.lrs.index(lr)], t.lm_steps)
@@ -526,6 +526,27 @@ def test_mixer_finals_counts_solved_runs_over_the_seeds_done():
     text = mixer_finals(summary, {"attention": "T"})
     assert text.startswith(f"s = 3: T 1 of 2 solved, mean last loss {(0.4 + SOLVED / 2) / 2:.3f}, mlp_mixer 0 of 3")
     assert "s = 5: T none done, mlp_mixer 1 of 1 solved, mean last loss 0.010" in text
+
+
+def test_mixer_solved_at_gives_each_seeds_solve_step_and_a_censored_ratio_of_medians():
+    from lib.measures import SOLVED
+    from lib.paper_studies import mixer_solved_at
+
+    hi, lo = 0.69, SOLVED / 2
+    summary = {"archs": ["attention", "mlp_mixer"], "sparsities": [3, 5], "seeds": [0, 1, 2], "budget": 300,
+               "steps": [0, 100, 200, 300],
+               "curves": {"attention,3": [[hi, hi, lo, lo], [hi, hi, hi, lo], [hi, hi, hi, hi]],
+                          "mlp_mixer,3": [[hi, lo, lo, lo]] * 3,
+                          "attention,5": [[hi, hi, lo, lo], [hi, hi, lo, lo], [hi, hi, hi, hi]],
+                          "mlp_mixer,5": [[hi, lo, lo, lo], [hi, SOLVED, lo, lo], None]}}
+    text = mixer_solved_at(summary, {"attention": "T"})
+    s3, s5 = text.split(" · ")
+    # s = 3: medians 300 (a seed solved at the budget: exact) over 100
+    assert s3 == "s = 3: T 200, 300, not by 300; mlp_mixer 100, 100, 100 (ratio of medians 3.0)"
+    # s = 5: a loss equal to SOLVED is not below it; a seed not done: no ratio
+    assert s5 == "s = 5: T 200, 200, not by 300; mlp_mixer 100, 200"
+    censored = dict(summary, curves=dict(summary["curves"], **{"attention,3": [[hi] * 4, [hi] * 4, [hi, lo, lo, lo]]}))
+    assert mixer_solved_at(censored).split(" · ")[0].endswith("(ratio of medians ≥ 3.0)")
 
 
 def test_every_linear_map_study_starts_from_the_calibrated_initialisation():
