@@ -446,9 +446,10 @@ def random_measures(summary: dict) -> dict:
         "chapter": "06_sparse_patterns",
         "value": float(spread(t)), "interval": interval,
         "control": float(spread(tb)) if np.isfinite(tb).sum() >= 2 else None,
-        "text": (f"latest / earliest exit = {spread(t):.1f} ({left} of {t.size} seeds left the plateau within "
-                 f"10,000 steps; exits {int(np.min(t))}-{int(np.max(t[np.isfinite(t)]))}); with the bias c = "
-                 f"{summary['bias']:g}: " + (f"{spread(tb):.1f}" if np.isfinite(tb).sum() >= 2 else "not measured")),
+        "text": (f"with the bias c = {summary['bias']:g} (the control): "
+                 + (f"{spread(tb):.1f}" if np.isfinite(tb).sum() >= 2 else "not measured")
+                 + f"; without it, {left} of {t.size} seeds left the plateau within 10,000 steps (exits "
+                 f"{int(np.min(t))}-{int(np.max(t[np.isfinite(t)]))}): latest / earliest exit = {spread(t):.1f}"),
         "incomplete": missing,
     }}  # fmt: skip
 
