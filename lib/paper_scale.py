@@ -84,10 +84,42 @@ class PaperStudy:
         return f"python -m lib.paper_scale run {self.name}"
 
 
-def executor_for(scheduler: str | None = None, workers: int | None = None) -> tuple[cf.Executor | None, Callable]:
-    """``(executor, close)``: ``None`` (the sweep's own local pool of ``workers``) or a dask scheduler's executor."""
+def _init_local_worker(parent: int) -> None:
+    """A local pool's worker: one torch thread (as :func:`lib.sweep.local_executor`'s) and, on Linux, a SIGTERM the
+    moment the process that started it dies (``prctl(PR_SET_PDEATHSIG)``). A study stopped with ``kill`` would
+    otherwise leave its workers computing, for hours, units whose results nobody is left to store."""
+    import os
+    import signal
+
+    from .sweep import _init_worker
+
+    _init_worker()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def local_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
+    """The local process pool of a study: spawned workers with one torch thread each that end with the process that
+    started them (:func:`_init_local_worker`); ``workers`` defaults to the CPU count, at most 8."""
+    import multiprocessing
+    import os
+
+    n = workers or max(1, min(os.cpu_count() or 1, 8))
+    if n < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_init_local_worker, initargs=(os.getpid(),))  # fmt: skip
+
+
+def executor_for(scheduler: str | None = None, workers: int | None = None) -> tuple[cf.Executor, Callable]:
+    """``(executor, close)``: a local pool of ``workers`` (:func:`local_pool`) or a dask scheduler's executor."""
     if scheduler is None:
-        return None, lambda: None
+        pool = local_pool(workers)
+        return pool, lambda: pool.shutdown(wait=True, cancel_futures=True)
     if not isinstance(scheduler, str) or not scheduler.startswith(("tcp://", "tls://", "inproc://")):
         raise ValueError(f"scheduler must be an address like tcp://HOST:PORT, got {scheduler!r}")
     from distributed import Client

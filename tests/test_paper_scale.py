@@ -64,6 +64,49 @@ def test_a_local_cluster_gives_the_local_pools_published_result(tmp_path):
     assert remote["summary"] == local["summary"] and remote["done"] == local["done"] == 3
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_local_pools_workers_end_with_the_process_that_started_them(tmp_path):
+    """A study stopped with ``kill`` must not leave its workers computing units nobody will store."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import os, time\n"
+        "from lib.paper_scale import local_pool\n"
+        "if __name__ == '__main__':\n"
+        "    pool = local_pool(1)\n"
+        "    print(pool.submit(os.getpid).result(), flush=True)\n"
+        "    pool.submit(time.sleep, 120)\n"
+        "    time.sleep(120)\n")  # fmt: skip
+    root = Path(__file__).resolve().parents[1]
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=root,
+                              env={**os.environ, "PYTHONPATH": str(root)})  # fmt: skip
+    try:
+        worker = int(parent.stdout.readline())
+        os.kill(worker, 0)  # alive while its parent is
+        parent.send_signal(signal.SIGKILL)  # no shutdown, no atexit: as `kill -9`
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(worker, 0)
+            except ProcessLookupError:
+                break
+            with open(f"/proc/{worker}/stat") as f:
+                if f.read().split(")")[-1].split()[0] == "Z":  # a zombie has ended: nothing left to reap it here
+                    break
+            time.sleep(0.2)
+        else:
+            os.kill(worker, signal.SIGKILL)
+            pytest.fail("the worker outlived its parent by 30 s")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
 def test_a_unit_of_changed_code_is_refused(tmp_path):
     u = tiny_study(1).units[0]
     stale = StudyUnit(u.func, u.config, "0" * 64)
