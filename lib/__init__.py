@@ -74,6 +74,7 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
 _LAZY = {"study_record": ("paper_studies", "study_record"), "paper_claim": ("paper_studies", "paper_claim"),
          "study_progress": ("paper_studies", "study_progress"),
          "HEADS_TIE": ("paper_studies", "HEADS_TIE"),
+         "heads_grid": ("paper_studies", "heads_grid"),
          "mixer_view": ("paper_studies", "mixer_view"), "paper_scale": ("paper_scale", None),
          "calibration_costs": ("paper_studies", "calibration_costs"),
          "CALIBRATION_BOUNDS": ("paper_studies", "CALIBRATION_BOUNDS")}

@@ -299,6 +299,24 @@ def heads_summary(values) -> dict:
     return out
 
 
+def heads_grid(summary: dict) -> dict:
+    """A ``b-heads`` summary as arrays over ``(d_head, H)`` (rows: head sizes, columns: head counts), for the figure
+    of the committed grid: ``loss``, the mean final output-bit loss over the seeds done (NaN where none is),
+    ``done`` and ``left``, the runs done and those that left the plateau; with ``heads``, ``d_heads``, ``seeds``."""
+    heads, d_heads, seeds = summary["heads"], summary["d_heads"], summary["seeds"]
+    shape = (len(d_heads), len(heads))
+    loss, done, left = np.full(shape, np.nan), np.zeros(shape, dtype=int), np.zeros(shape, dtype=int)
+    for i, dh in enumerate(d_heads):
+        for j, H in enumerate(heads):
+            final = [x for x in summary["final"][f"{H},{dh}"] if x is not None]
+            done[i, j] = len(final)
+            left[i, j] = sum(isinstance(e, int) for e in summary["exit"][f"{H},{dh}"])
+            if final:
+                loss[i, j] = float(np.mean(final))
+    return {"heads": list(heads), "d_heads": list(d_heads), "seeds": list(seeds), "loss": loss, "done": done,
+            "left": left}
+
+
 def heads_measures(summary: dict) -> dict:
     """What ``b-heads`` measures of B-heads, as chapter 6 does (:func:`lib.heads_vs_head_size` with
     :data:`HEADS_TIE`): on the seeds whose whole grid is done, the share of decisive (H, d_head) pairs won by more

@@ -559,6 +559,28 @@ def test_a_tuning_unit_trains_as_its_member_of_chapter_7s_stack(arch):
     assert member.lr != stack.lr and not np.allclose(together.pred_loss[:, j], together.pred_loss[:, j - 1])
 
 
+def test_heads_grid_averages_the_seeds_done_per_cell():
+    from lib.paper_studies import _heads_keys, heads_grid, heads_summary
+
+    keys = _heads_keys()
+    values = [None] * len(keys)
+    done = {(1, 4, 0): (0.69, None), (2, 4, 0): (0.1, 300), (2, 4, 1): (0.3, 900), (32, 16, 2): (0.0, 100)}
+    for n, key in enumerate(keys):
+        if key in done:
+            final, exit_at = done[key]
+            values[n] = {"steps": [0, 100, 200], "steps_run": 200,
+                         "pred_loss": [[0.7], [0.7 if exit_at is None else 0.5], [final]]}
+    s = heads_summary(values)
+    g = heads_grid(s)
+    i4, i16 = g["d_heads"].index(4), g["d_heads"].index(16)
+    j1, j2, j32 = (g["heads"].index(H) for H in (1, 2, 32))
+    assert g["loss"].shape == (len(g["d_heads"]), len(g["heads"])) == g["done"].shape
+    assert g["loss"][i4, j2] == pytest.approx(0.2) and g["done"][i4, j2] == 2 and g["left"][i4, j2] == 2
+    assert g["loss"][i4, j1] == pytest.approx(0.69) and (g["done"][i4, j1], g["left"][i4, j1]) == (1, 0)
+    assert (g["done"][i16, j32], g["left"][i16, j32]) == (1, 1)
+    assert np.isnan(g["loss"]).sum() == g["loss"].size - 3 and g["done"].sum() == 4
+
+
 def test_mixer_finals_counts_solved_runs_over_the_seeds_done():
     from lib.measures import SOLVED
     from lib.paper_studies import mixer_finals
