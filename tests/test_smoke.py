@@ -174,3 +174,18 @@ def test_the_chapter_the_smoke_run_keeps_for_last_exists():
     root = Path(__file__).resolve().parents[1]
     after = re.search(r"^SMOKE_AFTER\s*:=\s*(\S+)", (root / "Makefile").read_text(), re.M).group(1)
     assert (root / "chapters" / f"{after}.md").exists()
+
+
+def test_the_smoke_run_executes_every_chapter_once():
+    """``make smoke-paper`` runs the chapters SMOKE_ORDER lists (in that order, on the workers) and then SMOKE_AFTER:
+    together exactly the book's chapters, each once (a chapter missing from the list would never be smoke-run)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "Makefile").read_text().replace("\\\n", " ")
+    order = re.search(r"^SMOKE_ORDER\s*:=(.*)$", text, re.M).group(1).split()
+    after = re.search(r"^SMOKE_AFTER\s*:=\s*(\S+)", text, re.M).group(1)
+    chapters = sorted(p.stem for p in (root / "chapters").glob("*.md"))
+    assert len(order) == len(set(order)) and after not in order
+    assert sorted(order + [after]) == chapters

@@ -55,11 +55,14 @@ class WidthStudyConfig:
     """The study's settings (the defaults are chapter 6's FAST scale; the frozen config is the cache key).
 
     Linear map: ``S``, ``s``, ``map_seed`` (chapter 6's map: distinct rows), ``heads`` x ``d_heads``, ``lm_steps``
-    steps of ``lm_tokens`` tokens, initialisation ``lm_init`` (at paper scale
-    :data:`lib.studies.paper_defaults.LINEAR_MAP_INIT`). Automaton: ``ca_C`` colours, ``ca_N`` rule tables (``ca_seed``), ``ca_S`` cells,
-    ``ca_T`` states, ``ca_width`` = H d_head, ``ca_heads`` at ``ca_layers`` layers, ``ca_depths`` at
-    ``ca_heads[0]`` heads, ``ca_steps`` steps of ``ca_tokens`` tokens. Both: ``seeds``/``ca_seeds``, ``lr``,
-    ``eval_every``.
+    steps of ``lm_tokens`` tokens, ``lm_eval_tokens`` held out per evaluation, initialisation ``lm_init`` (at paper
+    scale :data:`lib.studies.paper_defaults.LINEAR_MAP_INIT`). Automaton: ``ca_C`` colours, ``ca_N`` rule tables
+    (``ca_seed``), ``ca_S`` cells, ``ca_T`` states, ``ca_width`` = H d_head, ``ca_heads`` at ``ca_layers`` layers,
+    ``ca_depths`` at ``ca_heads[0]`` heads, ``ca_steps`` steps of ``ca_tokens`` tokens, ``ca_eval_tokens`` held out.
+    Both: ``seeds``/``ca_seeds``, ``lr``, ``eval_every``.
+
+    The held-out budgets are fields rather than constants so that a smoke run (:mod:`lib.smoke`) cuts them with the
+    training budgets: evaluation, with the attention statistics of every head, was 95 % of this study's smoke run.
     """
 
     S: int = 8
@@ -71,6 +74,7 @@ class WidthStudyConfig:
     lm_steps: int = 800
     lm_tokens: int = 512
     lm_init: str = "gpt2"
+    lm_eval_tokens: int = 2048
     ca_C: int = 2
     ca_N: int = 16
     ca_S: int = 8
@@ -82,13 +86,14 @@ class WidthStudyConfig:
     ca_depths: tuple[int, ...] = (1, 2, 4)
     ca_steps: int = 4000
     ca_tokens: int = 1024
+    ca_eval_tokens: int = 4096
     ca_seeds: tuple[int, ...] = (0, 1)
     lr: float = 3e-3
     eval_every: int = 25
 
     def __post_init__(self) -> None:
-        for name in ("S", "s", "lm_steps", "lm_tokens", "ca_S", "ca_T", "ca_N", "ca_width", "ca_layers", "ca_steps",
-                     "ca_tokens", "eval_every"):  # fmt: skip
+        for name in ("S", "s", "lm_steps", "lm_tokens", "lm_eval_tokens", "ca_S", "ca_T", "ca_N", "ca_width",
+                     "ca_layers", "ca_steps", "ca_tokens", "ca_eval_tokens", "eval_every"):  # fmt: skip
             check_size(name, getattr(self, name), 1)
         check_size("ca_C", self.ca_C, 2)
         for name in ("heads", "d_heads", "ca_heads", "ca_depths"):
@@ -130,10 +135,11 @@ class WidthStudyConfig:
         for dh in self.d_heads:
             for H in self.heads:
                 out["grid", H, dh] = GPTRunConfig(members=lm, n_heads=H, d_head=dh, steps=self.lm_steps,
-                                                  tokens_per_step=self.lm_tokens, eval_tokens=2048, init=self.lm_init,
-                                                  **common)  # fmt: skip
+                                                  tokens_per_step=self.lm_tokens, eval_tokens=self.lm_eval_tokens,
+                                                  init=self.lm_init, **common)  # fmt: skip
         ca = tuple(Member(self.ca_task(), seed=k) for k in self.ca_seeds)
-        ca_common = dict(steps=self.ca_steps, tokens_per_step=self.ca_tokens, eval_tokens=4096, **common)
+        ca_common = dict(steps=self.ca_steps, tokens_per_step=self.ca_tokens, eval_tokens=self.ca_eval_tokens,
+                         **common)  # fmt: skip
         for H in self.ca_heads:
             out["thin", H, self.ca_layers] = GPTRunConfig(members=ca, n_heads=H, d_head=self.ca_width // H,
                                                           n_layers=self.ca_layers, **ca_common)  # fmt: skip
