@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import replace
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("BOOK_PROGRESS", "0")
 from lib.models.gpt import init_gpt_params
 from lib.studies.width_study import WidthStudyConfig
-from lib.train import GPTRunConfig, Member, run_members, task_parts
+from lib.train import GPTRunConfig, run_members, task_parts
 from lib.train.fast_train import FastRunConfig, run_fast
 
 SEED = 11
