@@ -237,7 +237,7 @@ def ledger(out: Path, root: Path = ROOT):
     """Write ``out/_ledger.md`` and ``out/_ledger_counts.md``; returns the ledger's text, the claim records of the
     executed chapters and those of the committed paper-scale studies (:func:`lib.paper_studies.paper_records`)."""
     sys.path.insert(0, str(root))
-    from lib.claims import collect_claims, counts_markdown, ledger_markdown, paper_counts_markdown
+    from lib.claims import collect_claims, counts_markdown, ledger_markdown
     from lib.paper_studies import paper_records
 
     chapters = executed_chapters(out, root)
@@ -245,14 +245,14 @@ def ledger(out: Path, root: Path = ROOT):
     paper = paper_records()
     text = ledger_markdown(records, {slug: f"/chapters/{slug}" for slug in chapters}, paper=paper)
     (out / LEDGER_FILE).write_text(text, encoding="utf-8")
-    counts = counts_markdown(records) + " " + paper_counts_markdown(records, paper)
+    counts = counts_markdown(records, paper)
     (out / COUNTS_FILE).write_text(counts + "\n", encoding="utf-8")
     return text, records, paper
 
 
 def statuses(records) -> dict[str, str]:
     """``{"<chapter>/<claim id>": status}`` of one build."""
-    return {f"{r.chapter}/{r.id}": r.status for r in records}
+    return {f"{r.chapter}/{r.id}": r.status_text for r in records}  # a derived check with its verdict
 
 
 def snapshot_changes(current: dict[str, str], snapshot: dict[str, str]) -> list[str]:

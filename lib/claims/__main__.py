@@ -1,4 +1,5 @@
-"""``python -m lib.claims list [--json] [--chapter SLUG]``: print the registry of claims."""
+"""``python -m lib.claims list [--json] [--chapter SLUG]``: print the registry of claims.
+``python -m lib.claims history [--write]``: since which commit each check's criterion and control stand."""
 
 from __future__ import annotations
 
@@ -30,13 +31,36 @@ def _text(claims) -> str:
     return "\n".join(out)
 
 
+def _history(write: bool) -> int:
+    from pathlib import Path
+
+    from ..env import DATA_DIR
+    from .history import HISTORY_FILE, history
+
+    root = Path(__file__).resolve().parents[2]
+    found = history(root)
+    for key, h in found.items():
+        print(f"{key:42s} criterion {' '.join(h['criterion'] or ['not committed'])}; control "
+              f"{' '.join(h['control'] or ['none'])}")
+    if write:
+        data = {"about": "per check, the first commit (hash, date) whose lib/ or chapters/ contain the text of its "
+                         "criterion's reason and of its control, in their present wording (lib.claims.history)",
+                "checks": found}
+        (Path(DATA_DIR) / HISTORY_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lib.claims", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("list", help="print the registry")
     p.add_argument("--json", action="store_true", help="as JSON (one object per claim)")
     p.add_argument("--chapter", default=None, help="only the checks of this chapter slug")
+    h = sub.add_parser("history", help="the commit in which each check's criterion and control first appeared")
+    h.add_argument("--write", action="store_true", help="write data/claims_history.json")
     args = parser.parse_args(argv)
+    if args.cmd == "history":
+        return _history(args.write)
     claims = list(REGISTRY.values())
     if args.chapter:
         claims = [c for c in claims if any(k.chapter == args.chapter for k in c.checks)]

@@ -1,6 +1,6 @@
 """Criteria: a test on a measured value, and on the whole of its interval.
 
-A criterion is part of a claim's registry entry (:mod:`lib.claims.registry`), fixed before any run. It tests a point
+A criterion is part of a claim's registry entry (:mod:`lib.claims.registry`), changed only in a commit of its own. It tests a point
 value (``crit(x)``) and an interval (``crit.holds_on(lo, hi)``: every value between ``lo`` and ``hi`` passes).
 """
 

@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from .record import CLAIM_KEY, COUNTED, STATUSES, ClaimRecord
+from .record import CLAIM_KEY, COUNTED, DERIVED_VERDICTS, STATUSES, ClaimRecord
+from .history import load_history
+from .registry import experiment
 
-__all__ = ["collect_claims", "ledger_markdown", "counts_markdown", "paper_counts_markdown", "status_counts"]
+__all__ = ["collect_claims", "ledger_markdown", "counts_markdown", "paper_counts_markdown", "paper_b_sentence",
+           "status_counts"]
 
 SOURCES = ("A", "B", "ours")
 _MARK = {s: f"**{s}**" for s in STATUSES}
@@ -46,17 +49,61 @@ def status_counts(records: Iterable[ClaimRecord]) -> dict[str, int]:
     return {s: sum(r.status == s for r in records) for s in STATUSES}
 
 
-def counts_markdown(records: Iterable[ClaimRecord]) -> str:
-    """One line: the number of checks per status (the landing page leads with it)."""
+_SOURCE_NAMES = {"A": "Paper A", "B": "Paper B", "ours": "The book's own claims"}
+
+
+def _tally(records: list[ClaimRecord], status: str) -> str:
+    """``"n"`` checks of ``status``, with ``(k experiments)`` where rows share an experiment's data."""
+    rows = [r for r in records if r.status == status]
+    if not rows:
+        return "0"
+    k = len({experiment(r.id, r.chapter) for r in rows})
+    return f"{len(rows)}" + (f" ({k} experiment{'s' * (k > 1)})" if k < len(rows) else "")
+
+
+def counts_markdown(records: Iterable[ClaimRecord], paper: Iterable[ClaimRecord] = ()) -> str:
+    """The landing page's count: per source (paper A, paper B, the book's own claims) the checks on trained or
+    sampled models per status (rows that read one experiment's data counted as one experiment too), then the derived
+    checks apart (our theory checked against itself: never counted for or against a paper), the paper-scale column,
+    and one sentence, computed, on where paper B's claims are supported."""
     records = list(records)
     if not records:
         return "*No claims have been recorded yet.*"
-    counts = status_counts(records)
+    paper = list(paper)
+    shown = [s for s in COUNTED if any(r.status == s for r in records if r.kind != "derived") or s != "incomplete"]
+    lines = ["| claims of | " + " | ".join(shown) + " |", "|---|" + "---|" * len(shown)]
+    for source in SOURCES:
+        rows = [r for r in records if r.source == source and r.kind != "derived"]
+        if rows:
+            lines.append(f"| {_SOURCE_NAMES[source]} ({len(rows)} check{'s' * (len(rows) != 1)}) | " +
+                         " | ".join(_tally(rows, s) for s in shown) + " |")  # fmt: skip
+    derived = [r for r in records if r.kind == "derived"]
+    holds = sum(r.raw_status == "holds" for r in derived)
     scales = ", ".join(sorted({r.scale for r in records}))
-    papers = sum(counts[s] for s in COUNTED)
-    return (f"**{papers} checks of the papers' claims: " + " · ".join(f"{counts[s]} {s}" for s in COUNTED) + "**; "
-            f"{counts['derived']} derived (our own theory checked against itself, not a reproduction); "
-            f"{counts['not run']} not run ({scales} scale).")
+    text = "\n".join(lines) + "\n\n"
+    text += (f"Counts of checks on trained or sampled models ({scales} scale); in brackets, how many experiments "
+             f"they come from where rows share one. Apart: {len(derived)} *derived* check{'s' * (len(derived) != 1)}, the "
+             f"book's own theory checked against itself ({holds} of them hold{'s' * (holds == 1)}), never counted for "
+             "or against a paper. ")
+    return text + paper_counts_markdown(records, paper) + "\n\n" + paper_b_sentence(records, paper)
+
+
+def paper_b_sentence(records: Iterable[ClaimRecord], paper: Iterable[ClaimRecord] = ()) -> str:
+    """One sentence on paper B, from the records: which of its claims are reproduced or partial, at which scale."""
+    records = [r for r in records if r.source == "B" and r.kind != "derived"]
+    paper = [p for p in paper if p.source == "B"]
+
+    def ids(rows, status):
+        return sorted({r.id for r in rows if r.status == status})
+
+    parts = []
+    for scale, rows in (("FAST scale", records), ("paper scale", paper)):
+        rep, part = ids(rows, "reproduced"), ids(rows, "partial")
+        said = ([f"reproduced: {', '.join(rep)}"] if rep else []) + ([f"partial: {', '.join(part)}"] if part else [])
+        parts.append(f"at {scale}, {'; '.join(said) if said else 'none reproduced or partial'}")
+    reproduced = any(r.status == "reproduced" for r in records + paper)
+    head = "Paper B: " if reproduced else "No claim of paper B is reproduced yet; "
+    return head + " — ".join(parts) + "."
 
 
 def paper_counts_markdown(records: Iterable[ClaimRecord], paper: Iterable[ClaimRecord]) -> str:
@@ -75,7 +122,7 @@ def _cell(text: str) -> str:
 
 
 def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str, str] | None = None,
-                    paper: Iterable[ClaimRecord] = ()) -> str:  # fmt: skip
+                    paper: Iterable[ClaimRecord] = (), history: Mapping | None = None) -> str:  # fmt: skip
     """The ledger as MyST markdown, to be read at a glance: the count per status, a compact table (claim, status,
     chapter), and the full table one click away (a dropdown).
 
@@ -83,9 +130,11 @@ def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str,
     reason a hover away), the status, the robustness runs it kept, what a *reproduced* still lacks, and the *paper
     scale* column: the status from a committed paper-scale study (``paper``, records of ``scale="paper"``: their
     value, interval and control), *not run* where none exists. ``chapter_titles`` maps a chapter slug to its docname
-    for a cross-reference.
+    for a cross-reference; ``history`` (default: the committed :func:`lib.claims.history.load_history`) gives the
+    commit since which each check's criterion and control stand.
     """
     paper = {(p.chapter, p.id): p for p in paper}
+    history = load_history() if history is None else history
     records = sorted(records, key=lambda r: (SOURCES.index(r.source), r.id, r.chapter))
     if not records:
         return "*No claims have been recorded yet.*\n"
@@ -96,14 +145,18 @@ def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str,
         return r.chapter
 
     lines = [
-        counts_markdown(records),
-        "",
-        paper_counts_markdown(records, paper.values()),
+        counts_markdown(records, paper.values()),
         "",
         "| status | checks |",
         "|---|---|",
     ]
     for s_ in STATUSES:
+        if s_ == "derived":  # by verdict: our own theory, never counted
+            for verdict in DERIVED_VERDICTS:
+                ids = [f"`{r.id}` ({chapter(r)})" for r in records if r.status == s_ and r.raw_status == verdict]
+                if ids:
+                    lines.append(f"| **derived: {verdict}** | {', '.join(ids)} |")
+            continue
         ids = [f"`{r.id}` ({chapter(r)})" for r in records if r.status == s_]
         if ids:
             lines.append(f"| {_MARK[s_]} | {', '.join(ids)} |")
@@ -114,14 +167,21 @@ def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str,
     for r in records:
         ours = _cell(r.measured_text) + (f" {_cell(r.interval_text())}" if r.interval else "")
         control = "—" if r.kind == "derived" else _cell(r.control_text())
-        status = _MARK[r.status] + (f"<br><small>{_cell(r.robust_text())}</small>" if r.robust_text() else "")
+        status = f"**{r.status_text}**" + (f"<br><small>{_cell(r.robust_text())}</small>" if r.robust_text() else "")
         status += f"<br><small>lacks: {_cell('; '.join(r.unmet))}</small>" if r.unmet else ""
+        since = _since(history.get(r.key, {}))
         cells = [f"`{r.id}` {_cell(r.statement)}", _cell(r.source_value), ours, control,
-                 f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>', status,
+                 f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>' + since, status,
                  _paper_cell(r, paper.get((r.chapter, r.id))), chapter(r)]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", ":::"]
     return "\n".join(lines) + "\n"
+
+
+def _since(h: Mapping) -> str:
+    """When the check's criterion and control first appeared (:mod:`lib.claims.history`), as a small note."""
+    parts = [f"{what} since {h[what][1]} ({h[what][0]})" for what in ("criterion", "control") if h.get(what)]
+    return f"<br><small>{'; '.join(parts)}</small>" if parts else ""
 
 
 def _paper_cell(r: ClaimRecord, p: ClaimRecord | None) -> str:

@@ -1,22 +1,28 @@
 """A claim checked in a chapter: the measured value, its interval and control, judged by the registry's rules.
 
 A chapter calls :func:`claim` with the claim's id and what it measured; everything else (statement, criteria and
-their reasons, what the control is) comes from the registry (:mod:`lib.claims.registry`), fixed before the run.
+their reasons, what the control is) comes from the registry (:mod:`lib.claims.registry`), never from the chapter.
 
-**Statuses.** For a check on the book's own theory (*derived*): ``contradicted`` when its contradicted criterion
-holds (our derivation says the opposite of the paper), else ``derived`` when the reproduced criterion holds (shown,
-never counted as a reproduction). For a check on trained or sampled models, in this order:
+**Statuses.** A check on the book's own theory (*derived*) always has status ``derived``, with a verdict (it
+holds, holds weakly, does not hold, says the opposite): our derivation checked against itself is never counted for
+or against a paper. For a check on trained or sampled models, in this order:
 
-1. ``contradicted`` if the contradicted criterion holds (on the whole interval, when there is one: a contradiction
-   must be as sure as a reproduction);
-2. ``reproduced`` if the reproduced criterion holds **and** every one of these does: the 90 % bootstrap interval
+1. ``incomplete`` when part of the measurement was not made (a paper-scale study done in part), whatever the value;
+2. ``contradicted`` if the contradicted criterion holds (on the whole interval, when there is one: a contradiction
+   must be as sure as a reproduction), except at a setting smaller than the paper's (FAST scale of paper B's
+   claims), where it is ``not at our scale``: a smaller model failing says nothing against the paper's;
+3. ``not at our scale`` when the value passes a criterion (reproduced, or the weaker partial one) that its negative
+   control passes too: a measure that cannot tell the effect from its absence shows nothing;
+4. ``reproduced`` if the reproduced criterion holds **and** every one of these does: the 90 % bootstrap interval
    over seeds or prompts lies wholly past the threshold (for a yes/no claim: the condition holds in the resamples
    of that interval, :func:`condition_interval`); the negative control was measured and fails the same
    criterion; the status was the same in every robustness run (``data/robustness.json``: other seed offsets and
    CPU kernels); the claim's setting was not chosen to match the paper (the registry's ``choice``: an agreement that
-   a choice builds in is not a reproduction). Each requirement that is not met is listed in the record (``unmet``) and the status is ``partial``;
-3. ``partial`` if the partial criterion holds (on the whole interval, when there is one); otherwise
-   ``not at our scale``.
+   a choice builds in is not a reproduction); the value does not come from a committed study with fixed seeds. Each
+   requirement that is not met is listed in the record (``unmet``) and the status is ``partial``;
+5. ``partial`` if the partial criterion holds (on the whole interval, when there is one); otherwise
+   ``not at our scale``. A partial (or better) reading must hold at no fewer than half of the other seed offsets of
+   the robustness runs, else the row is ``not at our scale`` (fragile: an accident of one seed).
 
 A value of ``None`` is a run that has not been made (paper scale, the hub): ``not run``.
 
@@ -36,16 +42,16 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .registry import Check, Claim, get_check
+from .registry import SMALLER_SETTING, Check, Claim, get_check
 
 __all__ = ["CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "claim", "build_record", "condition_interval", "judge",
            "robustness_runs"]  # fmt: skip
 
 CLAIM_KEY = "attention_book_claim"
-STATUSES = ("reproduced", "partial", "not at our scale", "contradicted", "derived", "not run")
-COUNTED = ("reproduced", "partial", "not at our scale", "contradicted")  # statuses about the papers' claims
+STATUSES = ("reproduced", "partial", "not at our scale", "contradicted", "incomplete", "derived", "not run")
+COUNTED = ("reproduced", "partial", "not at our scale", "contradicted", "incomplete")  # statuses of the papers' claims
 STATUS_COLOR = {"reproduced": "#2e7d32", "partial": "#ef6c00", "not at our scale": "#c62828",
-                "contradicted": "#6a1b9a", "derived": "#455a64", "not run": "#757575"}  # fmt: skip
+                "contradicted": "#6a1b9a", "incomplete": "#8d6e63", "derived": "#455a64", "not run": "#757575"}  # fmt: skip
 ROBUSTNESS_FILE = "robustness.json"
 
 
@@ -84,60 +90,105 @@ def _as_value(name: str, x, boolean: bool):
     return float(x)
 
 
-def judge(check: Check, value, *, control=None, interval=None, robust: tuple[int, int] | None = None,
-          choice: str = "", committed: str | None = None, incomplete=()) -> tuple[str, str, list[str]]:  # fmt: skip
+def _robust_counts(runs: Mapping[str, str], raw: str) -> dict:
+    """Per kind of robustness run (seed offsets ``BOOK_SEED=k``, CPU kernels otherwise): ``[same, at least partial,
+    n]`` of the raw statuses ``runs`` ({label: status}) against this build's ``raw`` status."""
+    out = {}
+    for kind, labels in (("seeds", [k for k in runs if k.startswith("BOOK_SEED")]),
+                         ("kernels", [k for k in runs if not k.startswith("BOOK_SEED")])):  # fmt: skip
+        if labels:
+            same = sum(runs[k] == raw for k in labels)
+            good = sum(runs[k] in ("reproduced", "partial") for k in labels)
+            out[kind] = [same, good, len(labels)]
+    return out
+
+
+#: What a derived check's value says of the book's own theory (its status is always *derived*, never counted).
+DERIVED_VERDICTS = ("holds", "holds weakly", "does not hold", "says the opposite")
+
+
+def judge(check: Check, value, *, control=None, interval=None, robust: Mapping[str, str] | None = None,
+          choice: str = "", committed: str | None = None, incomplete=(), smaller: str = "") -> tuple[str, str, list[str]]:  # fmt: skip
     """``(status, status before the robustness requirement, unmet requirements)`` of one check (module docstring).
 
-    ``interval`` is ``(lo, hi)`` or ``None``; ``robust`` is ``(runs that kept the status, runs)`` or ``None``
-    when no robustness run has recorded this check; ``choice`` is the claim's chosen-to-match-the-paper note;
-    ``committed`` names the committed study with fixed seeds the value comes from (default: the check's own
-    ``committed``); ``incomplete`` lists parts of the measurement that were not made (e.g. a state size of a
-    paper-scale study not run yet): each is an unmet requirement of *reproduced*.
+    ``interval`` is ``(lo, hi)`` or ``None``; ``robust`` is ``{run label: the raw status that run recorded}`` of the
+    robustness runs (labels ``BOOK_SEED=k`` are seed offsets, the others CPU kernels), or ``None`` when no run has
+    recorded this check; ``choice`` is the claim's chosen-to-match-the-paper note; ``committed`` names the committed
+    study with fixed seeds the value comes from (default: the check's own ``committed``); ``incomplete`` lists
+    parts of the measurement that were not made (a paper-scale study done in part): the status is then
+    *incomplete*, whatever the value; ``smaller`` describes our setting where it is smaller than the paper's (FAST
+    scale of a paper-B check): a contradiction found there is *not at our scale*. For a derived check the second
+    element is its verdict (:data:`DERIVED_VERDICTS`).
     """
     if value is None:
         return "not run", "not run", []
     rep, part, contra = check.reproduced.criterion, check.partial, check.contradicted
-    if check.kind == "derived" and contra is not None and contra.criterion(value):
-        return "contradicted", "contradicted", []  # our own derivation says the opposite: a result too
-    if check.kind == "derived":
-        if rep(value):
-            return "derived", "derived", []
-        status = "partial" if part is not None and part.criterion(value) else "not at our scale"
-        return status, status, []
-    if contra is not None and contra.criterion(value):
-        if interval is None or contra.criterion.holds_on(*interval):
-            return "contradicted", "contradicted", []
-    if not rep(value):
-        ok = part is not None and part.criterion(value)
-        if ok and interval is not None:
-            ok = part.criterion.holds_on(*interval)  # with an interval, partial needs all of it past the bound too
-        status = "partial" if ok else "not at our scale"
-        return status, status, []
+    if check.kind == "derived":  # our own theory: shown with its verdict, never a status of the papers' claims
+        verdict = ("says the opposite" if contra is not None and contra.criterion(value) else "holds" if rep(value)
+                   else "holds weakly" if part is not None and part.criterion(value) else "does not hold")  # fmt: skip
+        return "derived", verdict, []
+    raw, unmet = _judge_value(check, value, control, interval, choice, incomplete, smaller)
+    if raw in ("not at our scale", "contradicted", "incomplete"):
+        return raw, raw, unmet
+    committed = check.committed if committed is None else committed
+    counts = None if robust is None else _robust_counts(robust, raw)
+    status = raw
+    if committed:
+        if raw == "reproduced":
+            unmet.append(f"measured on a committed study with fixed seeds ({committed}): other seed offsets need "
+                         "the study rerun")
+            status = "partial"
+    elif counts is None:
+        if raw == "reproduced":
+            unmet.append("no robustness runs (other seeds, CPU kernels)")
+            status = "partial"
+    else:
+        seeds = counts.get("seeds")
+        if seeds and 2 * seeds[1] < seeds[2]:  # not even partial at half the other seed offsets: an accident of seed 0
+            return "not at our scale", raw, unmet + [f"fragile: partial or better at {seeds[1]} of {seeds[2]} other "
+                                                     "seed offsets (at least half needed)"]
+        if raw == "reproduced":
+            for kind, (same, _, n) in counts.items():
+                if same < n:
+                    unmet.append(f"fragile: the status held at {same} of {n} "
+                                 f"{'other seed offsets' if kind == 'seeds' else 'CPU kernels'}")
+                    status = "partial"
+    return status, raw, unmet
+
+
+def _judge_value(check: Check, value, control, interval, choice, incomplete, smaller) -> tuple[str, list[str]]:
+    """The status of a trained or sampled check from its own measurement (before robustness and fixed seeds)."""
+    rep, part, contra = check.reproduced.criterion, check.partial, check.contradicted
+    if incomplete:
+        return "incomplete", list(incomplete)
+    if contra is not None and contra.criterion(value) and (interval is None or contra.criterion.holds_on(*interval)):
+        if not smaller:
+            return "contradicted", []
+        return "not at our scale", [f"the contradicted criterion holds, at a setting smaller than the paper's "
+                                    f"({smaller}): not a contradiction of the paper"]
+    if rep(value):
+        bound, status = rep, "reproduced"
+    elif part is not None and part.criterion(value) and (interval is None or part.criterion.holds_on(*interval)):
+        bound, status = part.criterion, "partial"  # with an interval, partial needs all of it past the bound too
+    else:
+        return "not at our scale", []
+    if control is not None and bound(control):  # the measure cannot tell the effect from its absence
+        return "not at our scale", [f"the control passes the {status} criterion too: the measure does not tell the "
+                                    "effect from its absence"]
     unmet = []
-    if interval is None:
-        unmet.append("no interval over seeds or prompts")
-    elif not rep.holds_on(*interval):
-        unmet.append("the interval is not wholly past the threshold" if rep.op != "is_true" else
-                     "the condition fails in a resample inside the 90 % bootstrap interval")
+    if status == "reproduced":
+        if interval is None:
+            unmet.append("no interval over seeds or prompts")
+        elif not rep.holds_on(*interval):
+            unmet.append("the interval is not wholly past the threshold" if rep.op != "is_true" else
+                         "the condition fails in a resample inside the 90 % bootstrap interval")
     if not check.control:
         unmet.append("no negative control designed")
     elif control is None:
         unmet.append("the control was not measured")
-    elif rep(control):
-        unmet.append("the control passes the criterion too")
-    if choice:
+    if choice and status == "reproduced":
         unmet.append("the setting was chosen to match the paper: the agreement is built in")
-    unmet.extend(incomplete)
-    raw = "partial" if unmet else "reproduced"
-    committed = check.committed if committed is None else committed
-    if committed:
-        unmet.append(f"measured on a committed study with fixed seeds ({committed}): other seed offsets need "
-                     "the study rerun")
-    elif robust is None:
-        unmet.append("no robustness runs (other seeds, CPU kernels)")
-    elif robust[0] < robust[1]:
-        unmet.append(f"fragile: the status held in {robust[0]} of {robust[1]} robustness runs")
-    return ("partial" if unmet else "reproduced"), raw, unmet
+    return ("partial" if unmet else status), unmet
 
 
 # --------------------------------------------------------------------------------------------- records
@@ -194,9 +245,21 @@ class ClaimRecord:
         return f"[{i['lo']:.3g}, {i['hi']:.3g}] ({100 * i['level']:.0f} %, n = {i['n']})"
 
     def robust_text(self) -> str:
-        """``kept in k of n robustness runs`` (empty when none exists or the study is committed)."""
+        """``kept at k of n other seed offsets, j of m CPU kernels`` (empty when none exists or the study is
+        committed)."""
         r = self.extra.get("robust")
-        return f"kept in {r[0]} of {r[1]} robustness runs" if r else ""
+        if not r:
+            return ""
+        if isinstance(r, list):  # a record of the earlier form: [kept, runs]
+            return f"kept in {r[0]} of {r[1]} robustness runs"
+        parts = [f"{r[k][0]} of {r[k][2]} {name}" for k, name in (("seeds", "other seed offsets"),
+                                                                  ("kernels", "CPU kernels")) if k in r]  # fmt: skip
+        return "kept at " + ", ".join(parts)
+
+    @property
+    def status_text(self) -> str:
+        """The status as the ledger shows it: a derived check with its verdict (``derived: holds``)."""
+        return f"derived: {self.raw_status}" if self.status == "derived" else self.status
 
     def control_text(self) -> str:
         if not self.control_case:
@@ -236,7 +299,7 @@ class ClaimRecord:
             f"<strong>Measured here</strong> ({e(self.kind)}, {e(self.scale)} scale): {e(self.measured_text)}{interval}"
             f"{control}<br>"
             f"<strong>Criterion:</strong> reproduced if {e(self.criterion)} ({e(self.why)}){partial} &nbsp;→&nbsp; "
-            f'<strong style="color:{color}">{e(self.status)}</strong>{unmet}{choice}{note}</div>'
+            f'<strong style="color:{color}">{e(self.status_text)}</strong>{unmet}{choice}{note}</div>'
         )
 
     def _ipython_display_(self) -> None:
@@ -358,20 +421,20 @@ def build_record(id: str, chapter: str, value, *, control=None, samples=None, in
 
     runs = robustness_runs() if robustness is None else robustness
     key = f"{chapter}/{id}"
-    seen = [r.get("statuses", {}).get(key, "not recorded") for r in runs]  # a claim a run did not reach: changed
+    seen = {r.get("label", str(k)): r.get("statuses", {}).get(key, "not recorded") for k, r in enumerate(runs)}
     bounds = None if interval is None else (interval.lo, interval.hi)
-    how = dict(control=control, interval=bounds, choice=reg.choice, committed=committed, incomplete=list(incomplete))
-    _, raw, _ = judge(check, value, **how)  # before the robustness runs
-    robust = (sum(s == raw for s in seen), len(seen)) if seen else None
-    status, raw, unmet = judge(check, value, robust=robust, **how)
+    smaller = SMALLER_SETTING.get((id, chapter), "") if scale == "fast" else ""
+    how = dict(control=control, interval=bounds, choice=reg.choice, committed=committed, incomplete=list(incomplete),
+               smaller=smaller)  # a run that did not reach the claim counts as changed
+    status, raw, unmet = judge(check, value, robust=seen or None, **how)
     if smoke:  # the smoke run of the paper scale (lib.smoke): its numbers mean nothing, no claim is judged
         status = raw = "not run"
         unmet = [f"smoke run (BOOK_SMOKE={smoke}): the paper scale with steps, seeds and tokens cut; not judged"]
     details = dict(extra or {})
     if control is not None:
         details["control_passes"] = bool(check.reproduced.criterion(control))
-    if robust is not None and not (check.committed or committed) and check.kind != "derived":  # fixed seeds or theory: vacuous
-        details["robust"] = list(robust)
+    if seen and not (check.committed or committed) and check.kind != "derived":  # fixed seeds or theory: vacuous
+        details["robust"] = _robust_counts(seen, raw)
     details["seed_offset"] = seed_offset
     record = ClaimRecord(
         id=id, source=reg.source, chapter=chapter, kind=check.kind, statement=reg.statement,

@@ -1,4 +1,8 @@
-"""The registry: every claim the book tests, with its criteria, their reasons and its control, fixed before any run.
+"""The registry: every claim the book tests, with its criteria, their reasons and its control.
+
+The criteria were first set in the chapters at their first runs, and the controls later, both after data had been
+seen; since then each changes only in a commit of its own that says why, and the ledger gives per check the commit
+since which its criterion and its control stand (:mod:`lib.claims.history`).
 
 One :class:`Claim` per id of ``shared/reference/claims.md`` (and the book's own, source ``"ours"``). A claim is
 tested by one :class:`Check` per chapter that measures it: what is measured (a ``lib`` function), on what
@@ -21,7 +25,7 @@ from typing import Mapping
 
 from .criteria import Criterion, at_least, at_most, between, is_true, within
 
-__all__ = ["Rule", "Check", "Claim", "KINDS", "REGISTRY", "get_claim", "get_check", "parts_hold", "part_holds", "meets"]
+__all__ = ["Rule", "Check", "Claim", "KINDS", "REGISTRY", "SMALLER_SETTING", "EXPERIMENTS", "experiment", "get_claim", "get_check", "parts_hold", "part_holds", "meets"]
 
 KINDS = ("trained", "sampled", "derived")
 
@@ -615,6 +619,44 @@ def _with_reasons(claim: Claim) -> Claim:
 REGISTRY: dict[str, Claim] = {c.id: _with_reasons(c) for c in CLAIMS}
 if len(REGISTRY) != len(CLAIMS):  # pragma: no cover - a typo in the table above
     raise RuntimeError("duplicate claim id in the registry")
+#: Our FAST setting where it is smaller than the paper's, per (claim id, chapter) of a paper-B check that has a
+#: *contradicted* rule: a contradiction found at FAST scale is judged *not at our scale* there (a smaller model failing
+#: says nothing against the paper's), and only a study at the paper's setting (the paper-scale column) can contradict.
+SMALLER_SETTING: dict[tuple[str, str], str] = {
+    ("B-heads", CH6): "FAST: S = 8, s = 2, H up to 16, 800 steps of 512 tokens; paper B: S = 16, s = 3, H up to 32, "
+                      "10,000 steps of 8,192 tokens",
+    ("B-heads-one", CH6): "FAST: S = 8, s = 2, 800 steps of 512 tokens; paper B: S = 16, s = 3, 10,000 steps of "
+                          "8,192 tokens",
+    ("B-depth", CH6): "FAST: linear map S = 8 over 800 steps, automaton C = 2, N = 16, T = 4, width 32; paper B: "
+                      "S = 16, C = 4, N = 256, T = 16, width 128",
+    ("B-ca-best", CH7): "FAST: automaton C = 2, N = 16, S = 8, T = 4, 4 layers of 4 heads x 8, 4,000 steps of 1,024 "
+                        "tokens; paper B: C = 4, N = 256, T = 16, width 128",
+}
+
+
+#: Checks that read one experiment's data, per experiment: the headline counts such rows as one experiment (four rows
+#: from one set of scans are one piece of evidence, not four). A check not listed is an experiment of its own.
+EXPERIMENTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "chapter 1's Adam scans": (("A-soft-order", CH1), ("A-soft-coexist", CH1), ("A-lin-order", CH1),
+                               ("A-loss", CH1), ("A-soft-300", CH1)),
+    "chapter 4's Adam fits": (("A-adam", CH4), ("A-adam-Pstar", CH4), ("A-red", CH4)),
+    "chapter 4's SGLD chains": (("A-soft-order", CH4), ("A-sgld-soft", CH4), ("A-sgld", CH4), ("A-precursor", CH4)),
+    "the linear-scaling study": (("A-lin-V2", CH4), ("A-lin-cross", CH4), ("A-lin-cross-bulk", CH4)),
+    "chapter 5's language-model suite": (("B-random", CH5), ("B-never", CH5), ("B-size", CH5), ("B-abrupt", CH5),
+                                         ("B-patch", CH5)),
+    "chapter 6's context study": (("B-context", CH6), ("B-bias", CH6), ("S-context", CH8)),
+    "chapter 6's width study": (("B-heads", CH6), ("B-heads-one", CH6), ("B-dhead", CH6), ("B-depth", CH6)),
+}
+
+
+def experiment(id: str, chapter: str) -> str:
+    """The experiment whose data claim ``id``'s check in ``chapter`` reads (:data:`EXPERIMENTS`; else its own)."""
+    for name, rows in EXPERIMENTS.items():
+        if (id, chapter) in rows:
+            return name
+    return f"{id} ({chapter})"
+
+
 
 
 def get_claim(id: str) -> Claim:
