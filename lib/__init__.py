@@ -103,7 +103,7 @@ __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "c
             "archs_beating", "input_bit_loss", "relaxation_times", "slowing_factors", "fluctuation", "bootstrap_interval",
             "group_bootstrap_interval", "halves_ratio",
             "censored_ratio_interval", "group_time_ratios", "halves_time_ratio", "future_token_leak", "key_share",
-            "prepretrain_speedups"]  # fmt: skip
+            "prepretrain_speedups", "seed_nulls"]  # fmt: skip
 
 # chapter 6's measures of the emergence runs' comparisons (the staircase and width tables are in lib.readouts)
 from .measures import emergence_by_bias, fixed_width_heads, head_size_plateaus, heads_halves_control, sparsity_medians
@@ -122,7 +122,7 @@ __all__ += ["hysteresis", "sampled_transition", "relative_deviation", "coverage_
 # what chapters read off theory curves and committed studies (lib.readouts): one call per argument, no training
 from .readouts import (coverage_checks, coverage_readouts, crossover_scaling, future_token_leak, hysteresis, key_share,
                        linear_curve_readouts, marginal_checks, onset_scaling, prepretrain_speedups, relative_deviation,
-                       sample_efficiency, sampled_transition, scaling_diagnostics, softmax_scaling, staircase,
+                       seed_nulls, sample_efficiency, sampled_transition, scaling_diagnostics, softmax_scaling, staircase,
                        width_summary, INDEPENDENT_EXITS, plateau_sensitivity)  # fmt: skip
 
 # figures

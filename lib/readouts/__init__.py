@@ -20,11 +20,11 @@ from .derivation_checks import coverage_checks, marginal_checks
 from .posterior import coverage_readouts, hysteresis, relative_deviation, sampled_transition, scaling_diagnostics
 from .probes import future_token_leak, key_share
 from .plateau import INDEPENDENT_EXITS, plateau_sensitivity
-from .speedups import prepretrain_speedups
+from .speedups import prepretrain_speedups, seed_nulls
 from .staircase import staircase
 from .width import width_summary
 
 __all__ = ["crossover_scaling", "linear_curve_readouts", "onset_scaling", "sample_efficiency", "softmax_scaling",
            "coverage_checks", "marginal_checks", "coverage_readouts", "hysteresis", "relative_deviation",
-           "sampled_transition", "scaling_diagnostics", "future_token_leak", "key_share", "prepretrain_speedups",
+           "sampled_transition", "scaling_diagnostics", "future_token_leak", "key_share", "prepretrain_speedups", "seed_nulls",
            "staircase", "width_summary", "INDEPENDENT_EXITS", "plateau_sensitivity"]  # fmt: skip

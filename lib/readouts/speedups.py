@@ -10,6 +10,11 @@ mean over the :math:`n` seeds are
    \bar\rho_v = \exp\Big(\frac1n \sum_k \ln \rho_{vk}\Big),
 
 with variant 0 the scratch baseline; :math:`\bar\rho_v > 1` means variant :math:`v` leaves the plateau sooner.
+
+**Seed null.** The same ratio between two runs from scratch that differ only in their seed,
+:math:`\rho^{(d)}_k = \min(t_{0k}, T) / \min(t_{0,k+d}, T)` (seeds taken cyclically, :math:`d = 1 \dots n-1`), is
+what seed noise alone gives a paired ratio: no pre-pretraining by construction, and it passes a speed-up criterion
+whenever seeds alone differ that much (:func:`seed_nulls`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PrePretrainSpeedups", "prepretrain_speedups"]
+__all__ = ["PrePretrainSpeedups", "prepretrain_speedups", "seed_nulls"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +100,22 @@ def prepretrain_speedups(times: dict, budgets: dict, variants,
                 paired[task, name] = ratios[v]
         null[task] = ratios[-1]
     return PrePretrainSpeedups(speedup=speedup, paired=paired, null=null)
+
+
+def seed_nulls(times: dict, budgets: dict) -> dict:
+    r"""``{(task, "scratch, seed +d"): (seeds,) ratios}``: scratch run :math:`k` over scratch run :math:`k + d`
+    (cyclically, :math:`d = 1 \dots n - 1`), the seed null of the module docstring.
+
+    ``times`` and ``budgets`` as in :func:`prepretrain_speedups` (row 0 of each task's times is scratch).
+    """
+    out = {}
+    for task, t in times.items():
+        t = np.asarray(t, dtype=float)
+        if t.ndim != 2 or t.shape[1] < 2:
+            raise ValueError(f"times[{task!r}] must be (rows, seeds >= 2), got {t.shape}")
+        if task not in budgets or not budgets[task] > 0:
+            raise ValueError(f"budgets needs a positive budget for {task!r}")
+        scratch = np.minimum(t[0], budgets[task])  # (seeds,)
+        for d in range(1, len(scratch)):
+            out[task, f"scratch, seed +{d}"] = scratch / np.roll(scratch, -d)
+    return out
