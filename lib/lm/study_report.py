@@ -131,24 +131,44 @@ class RunPoints:
         """The present seeds' steps of size index ``i``."""
         return self.seed_steps[i, self.present[i]]
 
+    @property
+    def learning(self) -> np.ndarray:
+        """``(S,)`` whether some present seed of each size solves the task (is not a never-solver). Where no seed
+        does, every run sits at the last step: its spread is 1 and its never-solvers say nothing about seeds."""
+        return (self.present & ~self.never).any(axis=1)
+
+    def learning_sizes(self) -> list[int]:
+        """Indices of the sizes at which some seed solves the task (:attr:`learning`); ``ValueError`` if none."""
+        idx = [int(i) for i in np.flatnonzero(self.learning)]
+        if not idx:
+            raise ValueError(f"{self.task}: no size has a seed that solves the task")
+        return idx
+
     def spread_interval(self, **kw):
-        """B-random: the smallest over sizes of the latest over the earliest seed, with a bootstrap interval that
-        resamples each size's seeds (:func:`lib.stats.group_bootstrap_interval`)."""
+        """B-random: the smallest, over the sizes at which some seed solves the task (:attr:`learning`), of the
+        latest over the earliest seed, with a bootstrap interval that resamples each size's seeds
+        (:func:`lib.stats.group_bootstrap_interval`)."""
         from ..stats import group_bootstrap_interval
 
-        rows = [self.steps_of(i) for i in range(len(self.sizes))]
+        rows = [self.steps_of(i) for i in self.learning_sizes()]
 
         def stat(*idx):
             return min(r[j].max() / max(r[j].min(), 1.0) for r, j in zip(rows, idx))
 
         return group_bootstrap_interval(stat, [len(r) for r in rows], **kw)
 
+    def never_count(self, sizes=None) -> int:
+        """B-never: the never-solver runs at ``sizes`` (indices; default: the sizes where some seed solves)."""
+        sizes = self.learning_sizes() if sizes is None else list(sizes)
+        return int(sum((self.never[i] & self.present[i]).sum() for i in sizes))
+
     def never_interval(self, **kw):
-        """B-never: the number of never-solver runs, with a bootstrap interval that resamples each size's seeds
+        """B-never: the number of never-solver runs at the sizes where some seed solves the task (a size where none
+        does says nothing about seeds), with a bootstrap interval that resamples each size's seeds
         (:func:`lib.stats.group_bootstrap_interval`; sizes with fewer than two runs are left out)."""
         from ..stats import group_bootstrap_interval
 
-        rows = [self.never[i, self.present[i]] for i in range(len(self.sizes)) if self.present[i].sum() >= 2]
+        rows = [self.never[i, self.present[i]] for i in self.learning_sizes() if self.present[i].sum() >= 2]
         if not rows:
             raise ValueError("no size has two runs to resample")
 
@@ -174,6 +194,7 @@ class RunPoints:
         return {"n_runs": n, "n_never_runs": int((self.never & self.present).sum()),
                 "spread_min": float(np.nanmin(self.spread)), "spread_max": float(np.nanmax(self.spread)),
                 "within_spread": float(np.nanmin(self.within)), "mean_small": float(self.mean_steps[0]),
+                "n_learning_sizes": int(self.learning.sum()),
                 "mean_large": float(self.mean_steps[-1]), "size_ratio": float(self.mean_steps[-1] / self.mean_steps[0]),
                 "prompt_never_frac": float(100 * self.prompt_never[self.present].mean())}
 

@@ -47,7 +47,11 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     softmax grid; ``dev_lin``: the same for linear attention at :math:`P \ge 2 P_1^\text{MAP}` (the large-P theory
     needs a few samples per parameter); ``dev``: the larger of the two; ``dev_worst``: the same with the run of
     highest :math:`U` at each :math:`P` (the filter undone: the control); ``coverage``: the smallest coverage
-    (:func:`lib.theory.coverage`) of the filtered softmax minimisers above the MAP :math:`P^*`.
+    (:func:`lib.theory.coverage`) of the filtered softmax minimisers above the MAP :math:`P^*`; ``coverage_lin``: the
+    same for the linear minimisers above the MAP onset :math:`P_1`; ``coverage_off``: the control, the largest
+    coverage of the same minimisers (both heads) with every row's attention moved one key back (column :math:`j+1`
+    to :math:`j`: copying the token two back, :math:`S \to S^2`), converged patterns with the same structure off the
+    plane (a pattern of the plane, uniform or copy, would still pass: :math:`\mathrm{cov}(S^2) = 1/(L-1)^2`).
     """
     if soft.config.kind != "softmax" or lin.config.kind != "linear" or soft.config.V != lin.config.V:
         raise ValueError("need a softmax and a linear sweep at the same V")
@@ -59,9 +63,12 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     dev_lin = float(np.abs(lin.filtered("target") - at_lin)[far].max())
     worst = max(float(np.abs(soft.worst("target") - at_soft).max()), float(np.abs(lin.worst("target") - at_lin)[far].max()))
     above = soft.P > float(first_order_transition(V, soft.config.L, method="map").P_star)
-    cov = np.asarray(coverage(torch.as_tensor(soft.filtered("A"))))  # (n_P,)
+    above_lin = lin.P > float(onset_sample_size("linear_v2", V, lin.config.L, method="map"))
+    A_soft, A_lin = (torch.as_tensor(r.filtered("A"))[m] for r, m in ((soft, above), (lin, above_lin)))  # (n, L, L)
+    off = max(float(coverage(torch.roll(A, shifts=-1, dims=-1)).max()) for A in (A_soft, A_lin))
     return dict(dev_soft=dev_soft, dev_lin=dev_lin, dev=max(dev_soft, dev_lin), dev_worst=worst,
-                coverage=float(cov[above].min()))  # fmt: skip
+                coverage=float(coverage(A_soft).min()), coverage_lin=float(coverage(A_lin).min()),
+                coverage_off=off)  # fmt: skip
 
 
 def bracket_measures(fits: dict) -> dict:
