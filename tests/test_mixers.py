@@ -75,6 +75,23 @@ def test_unmasked_control_sees_the_future():
     assert (out[:, :, 0] - base[:, :, 0]).abs().max() > 1e-3  # the first position reads the last token
 
 
+def test_an_unmasked_mixer_learns_coin_flips_a_causal_one_cannot():
+    """Trained on a linear map whose input bits are independent coin flips, an unmasked MLP-Mixer reads them and goes
+    to zero loss on them; the causal one stays at ln 2 (chapter 7's demonstration, a property of the code rather
+    than a claim of either paper)."""
+    import numpy as np
+
+    import lib
+
+    task = lib.LinearMapTask(8, 4, seed=0, distinct=True)
+    run = dict(members=tuple(lib.Member(task, seed=k) for k in range(2)), n_heads=8, d_head=4, tokens_per_step=512,
+               steps=150, lr=3e-3, eval_every=25, eval_tokens=2048)  # fmt: skip
+    leak, causal = (lib.train_gpt(lib.GPTRunConfig(**run, mixer=m)) for m in ("mlp_mixer_unmasked", "mlp_mixer"))
+    ln2 = math.log(2)
+    assert np.all(lib.input_bit_loss(leak.loss, leak.pred_loss, task.S)[-1] < 0.1 * ln2)
+    assert np.all(np.abs(lib.input_bit_loss(causal.loss, causal.pred_loss, task.S)[-1] - ln2) < 0.05 * ln2)
+
+
 @pytest.mark.parametrize("mixer", TWO_FORMS)
 def test_recurrent_form_equals_parallel_form_with_gradients(mixer):
     cfg = config(mixer, n_ctx=20, init_std=0.5)
