@@ -455,3 +455,17 @@ def test_headline_counts_per_paper_and_names_paper_b_by_scale():
     assert "| Paper B (1 check) | 0 | 0 | 1 | 0 |" in text
     assert "No claim of paper B is reproduced yet; at FAST scale, none reproduced or partial — at paper scale, " \
            "partial: B-heads-one." in text
+
+
+def test_committed_history_is_current():
+    """data/claims_history.json names, per check, the commit since which its criteria and control stand; it is read
+    from git once and committed (a build may have no history), so after a change of a criterion or a control it must
+    be written again (`python -m lib.claims history --write`, in a commit after the change)."""
+    from lib.claims.history import history, load_history
+
+    if subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
+                      text=True).stdout.strip() != "false":  # fmt: skip
+        pytest.skip("needs the git history")
+    saved = load_history()
+    assert set(saved) == {f"{k.chapter}/{c.id}" for c in REGISTRY.values() for k in c.checks}
+    assert saved == json.loads(json.dumps(history(ROOT))), "stale: run `python -m lib.claims history --write`"

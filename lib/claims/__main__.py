@@ -43,8 +43,8 @@ def _history(write: bool) -> int:
         print(f"{key:42s} criterion {' '.join(h['criterion'] or ['not committed'])}; control "
               f"{' '.join(h['control'] or ['none'])}")
     if write:
-        data = {"about": "per check, the first commit (hash, date) whose lib/ or chapters/ contain the text of its "
-                         "criterion's reason and of its control, in their present wording (lib.claims.history)",
+        data = {"about": "per check, the first commit (hash, date) from which the registry's criteria, and its "
+                         "control, are the ones registered now, unchanged since (lib.claims.history)",
                 "checks": found}
         (Path(DATA_DIR) / HISTORY_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
