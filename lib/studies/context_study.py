@@ -49,6 +49,9 @@ class ContextStudyConfig:
     for unbiased stacks, ``biased_steps`` for biased ones, ``seeds`` (initialisation and data stream), held-out data
     from ``eval_seed``. Model: ``n_layers``, ``n_heads``, ``d_head``, ``d_mlp`` (``None``: the model's default),
     ``tokens_per_step``, ``lr``, ``eval_every``, ``eval_tokens``. The plateau ends below ``plateau_frac * ln C``.
+    Biased stacks are evaluated every ``biased_eval_every`` steps: they leave the plateau within a few evaluations, and
+    at ``eval_every`` every one of them would sit on the first evaluation, so that a spread or a growth of their
+    plateaus measured the grid, not the runs (claims-review-2 §7.2).
     """
 
     C: int = 2
@@ -70,6 +73,7 @@ class ContextStudyConfig:
     eval_every: int = 25
     eval_tokens: int = 4096
     plateau_frac: float = 0.9
+    biased_eval_every: int = 5
 
     def __post_init__(self) -> None:
         if len(self.sizes) < 2 or list(self.sizes) != sorted(set(self.sizes)):
@@ -79,7 +83,7 @@ class ContextStudyConfig:
         if len(self.seeds) < 2 or len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must be at least 2 distinct seeds, got {self.seeds!r}")
         for name in ("C", "N", "T", "steps", "biased_steps", "n_layers", "n_heads", "d_head", "tokens_per_step",
-                     "eval_every", "eval_tokens"):  # fmt: skip
+                     "eval_every", "eval_tokens", "biased_eval_every"):  # fmt: skip
             check_size(name, getattr(self, name), 1)
         if not (0 < self.plateau_frac < 1):
             raise ValueError(f"plateau_frac must be in (0, 1), got {self.plateau_frac!r}")
@@ -93,7 +97,8 @@ class ContextStudyConfig:
     def paper(cls) -> "ContextStudyConfig":
         """Chapter 6 at paper scale: C = 4, N = 256 tables, T = 16, S up to 64, width 128, 4 layers, three seeds."""
         return cls(C=4, N=256, T=16, sizes=(8, 16, 32, 64), steps=10_000, seeds=(0, 1, 2), n_layers=4, n_heads=8,
-                   d_head=16, d_mlp=512, tokens_per_step=16384, lr=1e-3, eval_every=100, eval_tokens=16384)  # fmt: skip
+                   d_head=16, d_mlp=512, tokens_per_step=16384, lr=1e-3, eval_every=100, eval_tokens=16384,
+                   biased_eval_every=10)  # fmt: skip
 
     @property
     def threshold(self) -> float:
@@ -116,8 +121,9 @@ class ContextStudyConfig:
         """The stack of all seeds at width ``S`` and bias strength ``c``."""
         if S not in self.sizes or c not in self.biases:
             raise ValueError(f"(S, c) = ({S}, {c}) is not in the sweep")
+        model = self.model() if c == 0 else {**self.model(), "eval_every": self.biased_eval_every}
         return GPTRunConfig(members=tuple(Member(self.task(S), seed=k, bias=c) for k in self.seeds), eval_seed=self.eval_seed,
-                            steps=self.steps if c == 0 else self.biased_steps, stop_below=self.threshold, **self.model())  # fmt: skip
+                            steps=self.steps if c == 0 else self.biased_steps, stop_below=self.threshold, **model)  # fmt: skip
 
 
 @dataclass(frozen=True)

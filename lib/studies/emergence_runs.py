@@ -51,7 +51,9 @@ class EmergenceRunsConfig:
     Linear map: ``S``, ``s``, ``map_seed``, ``steps``, ``seeds``, ``n_few``, ``n_width``; model and optimiser
     ``n_heads``, ``d_head``, ``d_mlp`` (``None``: the model's default), ``tokens_per_step``, ``lr``, ``eval_every``,
     ``eval_tokens``, held-out data from ``eval_seed``, initialisation ``lm_init`` (at paper scale
-    :data:`lib.studies.paper_defaults.LINEAR_MAP_INIT`); the bias stacks run ``bias_steps`` and stop below ``solved``.
+    :data:`lib.studies.paper_defaults.LINEAR_MAP_INIT`); the bias stacks run ``bias_steps``, stop below ``solved``
+    and are evaluated every ``bias_eval_every`` steps (they leave the plateau within a few evaluations: at
+    ``eval_every`` their spread would be the grid's).
     ``heads`` and ``ca_heads``: head counts at fixed width. Many tables: ``many_N``, ``many_S``, ``many_steps``,
     ``many_bias``. ``context``: the automaton's sweep, whose settings the automaton runs share.
     """
@@ -74,6 +76,7 @@ class EmergenceRunsConfig:
     eval_tokens: int = 2048
     eval_seed: int = 999
     bias_steps: int = 300
+    bias_eval_every: int = 5
     solved: float = 0.1 * math.log(2)
     heads: tuple[int, ...] = (1, 2, 4, 8)
     ca_heads: tuple[int, ...] = (4, 32)
@@ -88,7 +91,7 @@ class EmergenceRunsConfig:
         if len(self.seeds) < 2 or len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must be at least 2 distinct seeds, got {self.seeds!r}")
         for name in ("S", "s", "steps", "n_few", "n_width", "n_heads", "d_head", "tokens_per_step", "eval_every",
-                     "eval_tokens", "bias_steps", "many_N", "many_S", "many_steps"):  # fmt: skip
+                     "eval_tokens", "bias_steps", "bias_eval_every", "many_N", "many_S", "many_steps"):  # fmt: skip
             check_size(name, getattr(self, name), 1)
         for name in ("map_seed", "eval_seed"):
             check_size(name, getattr(self, name), 0)
@@ -119,7 +122,7 @@ class EmergenceRunsConfig:
         return cls(context=ContextStudyConfig.paper(), S=16, s=3, steps=10_000, n_few=3, n_width=3, d_head=16,
                    d_mlp=512, tokens_per_step=8192, lr=1e-3, eval_every=100, eval_tokens=16384,
                    heads=(1, 2, 4, 8, 16, 32), ca_heads=(4, 16, 128), many_N=256, many_steps=10_000,
-                   lm_init=LINEAR_MAP_INIT)  # fmt: skip
+                   lm_init=LINEAR_MAP_INIT, bias_eval_every=10)  # fmt: skip
 
     @property
     def width(self) -> int:
@@ -149,7 +152,7 @@ class EmergenceRunsConfig:
         lm, few, ctx = self.task(), self.seeds[: self.n_few], self.context
         out = {"seeds": self.stack([(lm, k, 0.0) for k in self.seeds], steps=self.steps, **self.model())}
         out["bias"] = self.stack([(lm, k, c) for c in ctx.biases[1:] for k in few], steps=self.bias_steps,
-                                 stop_below=self.solved, **self.model())  # fmt: skip
+                                 stop_below=self.solved, **{**self.model(), "eval_every": self.bias_eval_every})  # fmt: skip
         for H in self.heads:
             if H != self.n_heads:  # the seeds stack holds the default head count
                 out["heads", H] = self.stack([(lm, k, 0.0) for k in self.seeds[: self.n_width]], steps=self.steps,
