@@ -180,6 +180,10 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
     device = torch.device("cuda" if use_cuda else "cpu")
     _CONTEXT = BookContext(chapter=chapter, fast=fast, seed=seed, device=device, started=time.perf_counter(),
                            seed_offset=offset, smoke=smoke)
+    if env_flag("BOOK_CONSOLE", False):  # a build at a seed offset: progress on the console (lib.console)
+        from .console import enable
+
+        enable(chapter, f"seed offset {offset}, {'FAST' if fast else 'paper'} scale")
     return _CONTEXT
 
 

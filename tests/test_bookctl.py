@@ -183,3 +183,20 @@ def test_robustness_merge_redoes_only_the_named_chapters(tmp_path):
     (run,) = json.loads(target.read_text())["runs"]
     assert run["statuses"] == {"01_copy_task/A-loss": "reproduced", "06_sparse_patterns/B-bias": "not at our scale"}
     assert run["redone"] == {"06_sparse_patterns": "2026-12-01"}
+
+
+def test_execution_times_read_the_cell_timestamps(tmp_path):
+    out = tmp_path / "book"
+    bookctl.stage(out, ROOT)
+    first = bookctl.chapter_docnames(ROOT)[0]
+    path = out / f"{first}.ipynb"
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    code[0]["metadata"]["execution"] = {"iopub.execute_input": "2026-12-07T03:00:00.000000Z",
+                                        "shell.execute_reply": "2026-12-07T03:00:01.000000Z"}
+    code[-1]["metadata"]["execution"] = {"iopub.execute_input": "2026-12-07T03:02:00.000000Z",
+                                         "shell.execute_reply": "2026-12-07T03:02:05.500000Z"}
+    path.write_text(json.dumps(nb))
+    times = bookctl.execution_times(out, ROOT)
+    assert times[Path(first).name] == 125.5  # first cell's start to the last cell's end
+    assert all(t is None for name, t in times.items() if name != Path(first).name)  # never executed

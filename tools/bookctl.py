@@ -387,6 +387,27 @@ def record_robustness(run: dict, path: Path = ROBUSTNESS, root: Path = ROOT, mer
     _atomic_write(path.parent / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
 
 
+# ----------------------------------------------------------------------------------------------- times
+def execution_times(out: Path, root: Path = ROOT) -> dict[str, float | None]:
+    """Seconds each staged chapter took to execute, from its cells' execution timestamps (first cell's start to the
+    last cell's end, as nbclient records them); ``None`` for a chapter not executed (or one that stopped before its
+    first cell)."""
+    import datetime
+
+    def stamp(text):
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    times = {}
+    for doc in chapter_docnames(root):
+        path = out / f"{doc}.ipynb"
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"] if path.exists() else []
+        marks = [c.get("metadata", {}).get("execution", {}) for c in cells if c.get("cell_type") == "code"]
+        starts = [stamp(m["iopub.execute_input"]) for m in marks if "iopub.execute_input" in m]
+        ends = [stamp(m["shell.execute_reply"]) for m in marks if "shell.execute_reply" in m]
+        times[Path(doc).name] = (max(ends) - min(starts)).total_seconds() if starts and ends else None
+    return times
+
+
 # ----------------------------------------------------------------------------------------------- new
 def new_chapter(slug: str, title: str, root: Path = ROOT) -> Path:
     if not re.fullmatch(r"\d\d_[a-z0-9_]+", slug):
@@ -423,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--first", type=int, default=None)
     p_list.add_argument("--suffix", default="", help="append this to each docname (e.g. .ipynb)")
     p_list.add_argument("--prefix", default="", help="prepend this to each docname (e.g. build/book/)")
+    p_times = sub.add_parser("times", help="how long each staged chapter took to execute (from its cell timestamps)")
+    p_times.add_argument("out", nargs="?", default=str(ROOT / "build" / "book"))
     p_new = sub.add_parser("new")
     p_new.add_argument("slug")
     p_new.add_argument("title")
@@ -489,6 +512,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "chapters":
         docs = chapter_docnames()[: args.first] if args.first else chapter_docnames()
         print(" ".join(f"{args.prefix}{d}{args.suffix}" for d in docs))
+        return 0
+    if args.cmd == "times":
+        times = execution_times(Path(args.out))
+        for name, t in times.items():
+            print(f"  {name:24s} {'not executed' if t is None else f'{t:6.0f} s'}")
+        done = [t for t in times.values() if t is not None]
+        print(f"  {'sum over chapters':24s} {sum(done):6.0f} s ({len(done)} of {len(times)} executed)")
         return 0
     if args.cmd == "new":
         new_chapter(args.slug, args.title)

@@ -1,0 +1,57 @@
+"""Progress of a chapter on the console of the build that executes it, never in the rendered page.
+
+A build at another seed offset (``BOOK_SEED=k make book``) recomputes every committed study a chapter reads, minutes
+of work per chapter. With ``BOOK_CONSOLE=1`` (the Makefile sets it at an offset) :func:`enable`, called by
+:func:`lib.setup`, sends every progress bar of :func:`lib.progress.progress` to the kernel process's own standard
+error (``sys.__stderr__``, which reaches the terminal of ``pytest -s``, not the notebook's outputs), one line per
+update at most every :data:`EVERY` seconds, each prefixed with the chapter and the seconds since it started::
+
+    [04_adam_and_sgld +312 s] Adam fits: data sets:  50%|#####     | 2/4 [03:10<03:10, 95.01s/it]
+
+So a chapter that runs past its timeout has said which study it was recomputing and how far it got.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+__all__ = ["EVERY", "enable", "say"]
+
+#: Seconds between two lines of one progress bar.
+EVERY = 30.0
+
+_STATE: dict = {}
+
+
+def say(message: str) -> None:
+    """One line on the console, prefixed with the chapter and its elapsed seconds (nothing before :func:`enable`)."""
+    if not _STATE:
+        return
+    stream = sys.__stderr__
+    if stream is not None:
+        stream.write(f"[{_STATE['chapter']} +{time.perf_counter() - _STATE['t0']:.0f} s] {message}\n")
+        stream.flush()
+
+
+def enable(chapter: str, note: str = "") -> None:
+    """Route this kernel's progress bars to the console (module docstring) and announce ``chapter``."""
+    import tqdm.auto
+    from tqdm.std import tqdm as std_tqdm
+
+    class ConsoleBar(std_tqdm):
+        """A tqdm bar that writes whole lines to the process's stderr, at most every :data:`EVERY` seconds."""
+
+        def __init__(self, *args, **kwargs):
+            kwargs.update(file=sys.__stderr__, mininterval=EVERY, ascii=True, ncols=100, leave=False)
+            super().__init__(*args, **kwargs)
+
+        def display(self, msg=None, pos=None):  # a line per update instead of a carriage-return redraw
+            say(self.format_meter(**self.format_dict))
+            return True
+
+    _STATE.update(chapter=chapter, t0=time.perf_counter())
+    tqdm.auto.tqdm = ConsoleBar
+    os.environ["BOOK_PROGRESS"] = "1"  # lib.progress reads it at each call: the bars are on, on the console only
+    say(f"started{': ' + note if note else ''}")
