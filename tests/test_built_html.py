@@ -51,7 +51,8 @@ def test_landing_page_carries_the_ledger(html_dir):
     root = bookctl.toc_files(ROOT)[0]  # the landing page (index.html only redirects to it)
     text = (html_dir / f"{root}.html").read_text(encoding="utf-8")
     assert "Claims ledger" in text
-    assert "checks of the papers’ claims" in text  # the count per status leads (smart quotes)
+    assert "Paper A (" in text and "Paper B (" in text and "<table" in text  # the count per paper leads
+    assert "of paper B" in text and "derived</em> check" in text  # paper B's sentence; derived checks apart
     assert "reproduced if" in text and "lacks:" in text  # criterion column; what a partial still lacks
     for doc in CHAPTERS:
         slug = Path(doc).name
