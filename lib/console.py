@@ -48,6 +48,8 @@ def enable(chapter: str, note: str = "") -> None:
             super().__init__(*args, **kwargs)
 
         def display(self, msg=None, pos=None):  # a line per update instead of a carriage-return redraw
+            if self.n == 0 and (self.total or 0) >= 100:  # a training loop's start says nothing; a study's does
+                return True
             say(self.format_meter(**self.format_dict))
             return True
 
