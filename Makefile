@@ -14,7 +14,7 @@ BOOK_FAST  ?= 1
 # At a seed offset (BOOK_SEED=k, k > 0) every committed study a chapter reads is recomputed: a FAST chapter then
 # takes up to OFFSET_TIMEOUT/2 on 2 cores (README), and its progress goes to the console (lib.console; pytest -s).
 OFFSET         := $(filter-out 0,$(BOOK_SEED))
-OFFSET_TIMEOUT ?= 2400
+OFFSET_TIMEOUT ?= 4800
 NB_TIMEOUT ?= $(if $(filter 0 false no off,$(BOOK_FAST)),36000,$(if $(OFFSET),$(OFFSET_TIMEOUT),900))
 NB_CONSOLE := $(if $(OFFSET),-s,)
 

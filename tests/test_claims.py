@@ -469,3 +469,14 @@ def test_committed_history_is_current():
     saved = load_history()
     assert set(saved) == {f"{k.chapter}/{c.id}" for c in REGISTRY.values() for k in c.checks}
     assert saved == json.loads(json.dumps(history(ROOT))), "stale: run `python -m lib.claims history --write`"
+
+
+def test_a_record_with_non_finite_numbers_survives_the_notebook(tmp_path):
+    """ipykernel writes inf in output metadata as the string "inf": the ledger reads it back as a number."""
+    lib.setup("06_sparse_patterns", fast=True)
+    iv = lib.stats.Interval(0.1, 0.0, float("inf"), 0.9, 4)
+    rec = lib.claim("B-bias", 0.1, interval=iv, control=0.8, show=False, robustness=[])
+    data = json.loads(json.dumps(rec.to_json()).replace("Infinity", '"inf"'))
+    back = ClaimRecord.from_json(data)
+    assert back.interval["hi"] == float("inf") and back.interval_text().startswith("[0, inf]")
+    assert "B-bias" in ledger_markdown([back])

@@ -225,7 +225,13 @@ class ClaimRecord:
 
     @classmethod
     def from_json(cls, data: Mapping) -> "ClaimRecord":
-        return cls(**dict(data))
+        """The record from its JSON; a non-finite number that the kernel wrote as a string ("inf") is a float again."""
+        data = dict(data)
+        for key in ("measured", "control"):
+            data[key] = _finite_or_float(data.get(key))
+        if isinstance(data.get("interval"), Mapping):
+            data["interval"] = {k: _finite_or_float(v) for k, v in data["interval"].items()}
+        return cls(**data)
 
     @property
     def key(self) -> str:
@@ -308,6 +314,14 @@ class ClaimRecord:
     def _bundle(self) -> tuple[dict, dict]:
         """The display data and the output metadata that carries the record."""
         return {"text/plain": str(self), "text/html": self._repr_html_()}, {CLAIM_KEY: self.to_json()}
+
+
+def _finite_or_float(x):
+    """``x``, or the float that a string such as ``"inf"`` or ``"-inf"`` names (ipykernel writes non-finite numbers of
+    output metadata as strings)."""
+    if isinstance(x, str) and x.strip().lower() in ("inf", "-inf", "+inf", "infinity", "-infinity", "nan"):
+        return float(x)
+    return x
 
 
 def _format(value, fmt: str, unit: str) -> str:
