@@ -46,7 +46,16 @@ def _history(write: bool) -> int:
         data = {"about": "per check, the first commit (hash, date) from which the registry's criteria, and its "
                          "control, are the ones registered now, unchanged since (lib.claims.history)",
                 "checks": found}
-        (Path(DATA_DIR) / HISTORY_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        from ..cache import MANIFEST, _atomic_write, _read_manifest, _sha256
+
+        raw = (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
+        _atomic_write(Path(DATA_DIR) / HISTORY_FILE, raw)
+        manifest = _read_manifest(Path(DATA_DIR))
+        manifest["files"][HISTORY_FILE] = {"sha256": _sha256(raw), "size": len(raw),
+                                           "command": "python -m lib.claims history --write",
+                                           "function": "lib.claims.history.history"}  # fmt: skip
+        manifest["files"] = dict(sorted(manifest["files"].items()))
+        _atomic_write(Path(DATA_DIR) / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
     return 0
 
 
