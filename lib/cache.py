@@ -1,19 +1,21 @@
-"""Results cache: keyed by function, frozen config and the `lib` code the function depends on; verified; atomic.
+"""Results cache: keyed by a result's name and frozen config, checked against its numerics version; verified; atomic.
 
-An entry is one file ``<dir>/<function>/<config key>.pkl``::
+An entry is one file ``<dir>/<name>/<config key>.pkl``::
 
-    ATTNBOOK-CACHE 1\\n
-    {header JSON: function, canonical config, code fingerprint, payload sha256 and size, versions}\\n
+    ATTNBOOK-CACHE 2\\n
+    {header JSON: name, canonical config, numerics version, payload sha256 and size, versions}\\n
     <pickled result>
 
-Loading re-checks everything: the magic line, the header, the payload's size (truncation) and sha256 (flipped
-bytes), the function, the config (a renamed or hand-edited file) and the code fingerprint (a stale result of older
-code). Any mismatch is reported with a :class:`CacheWarning`, the file is removed and the result recomputed: a bad
-entry is never used. Writes go to a temporary file in the same folder, are flushed to disk and renamed into place,
-so a crash mid-write leaves no half file under the entry's name.
+A result's identity is location-free: ``name`` is the function's registered name (:func:`cached`, default its
+``__name__``), the canonical config names each dataclass by its registered type name (:func:`type_name`, default its
+``__qualname__``), never by module, and the numerics version (:func:`lib.numerics.numerics_version`) hashes the
+definitions that compute it by content. Moving or renaming modules, or editing infrastructure, stales nothing.
 
-The code fingerprint hashes the abstract syntax trees (docstrings stripped, so prose edits do not invalidate) of
-the function's module and of every ``lib`` module it imports, transitively.
+Loading re-checks everything: the magic line, the header, the payload's size (truncation) and sha256 (flipped
+bytes), the name, the config (a renamed or hand-edited file) and the numerics version (a result of code whose
+arithmetic visibly changed). Any mismatch is reported with a :class:`CacheWarning`, the file is removed and the
+result recomputed: a bad entry is never used. Writes go to a temporary file in the same folder, are flushed to disk
+and renamed into place, so a crash mid-write leaves no half file under the entry's name.
 
 Committed results live under ``data/`` and are listed in ``data/manifest.json`` with their sha256, size and the
 command that regenerates them (:func:`publish`, :func:`verify_manifest`); :class:`Cache` reads them after its own
@@ -22,15 +24,12 @@ folder, after checking the manifest's sha256.
 Environment: ``BOOK_CACHE_DIR`` sets the folder (default ``build/cache`` in the repository); ``BOOK_CACHE=0``
 disables the cache (every call computes; nothing is read or written).
 """
-
 from __future__ import annotations
 
-import ast
 import dataclasses
 import enum
 import functools
 import hashlib
-import importlib.util
 import json
 import math
 import os
@@ -47,13 +46,17 @@ from typing import Any, Callable
 import numpy as np
 
 from .env import DATA_DIR, ROOT, env_flag
+from .numerics import numerics_version
 
 __all__ = [
     "CacheWarning",
     "Cache",
     "canonical_config",
     "config_key",
-    "code_fingerprint",
+    "numerics_version",
+    "type_name",
+    "result_name",
+    "result_function",
     "default_cache",
     "cached",
     "publish",
@@ -61,9 +64,7 @@ __all__ = [
     "load_committed",
 ]
 
-MAGIC = b"ATTNBOOK-CACHE 1\n"
-#: Top-level packages whose modules enter a code fingerprint.
-FINGERPRINT_ROOTS = ("lib",)
+MAGIC = b"ATTNBOOK-CACHE 2\n"
 MANIFEST = "manifest.json"
 
 
@@ -72,12 +73,45 @@ class CacheWarning(UserWarning):
 
 
 # ------------------------------------------------------------------------------------------------ keys
+_TYPE_NAMES: dict[str, str] = {}  # registered type name -> "module.qualname" of the lib class that holds it
+_RESULT_NAMES: dict[str, str] = {}  # registered result name -> "module.qualname" of the lib function that holds it
+
+
+def _register(table: dict, name: str, where: str, what: str) -> None:
+    held = table.setdefault(name, where)
+    if held != where and held.startswith("lib.") and where.startswith("lib."):
+        raise ValueError(f"{what} name {name!r} is taken by {held}; give {where} another (a key must name one thing)")
+
+
+def type_name(cls: type) -> str:
+    """The name a config type has in cache keys: ``cls.__key_name__`` if set, else ``cls.__qualname__`` (no module)."""
+    name = cls.__dict__.get("__key_name__") or cls.__qualname__
+    _register(_TYPE_NAMES, name, f"{cls.__module__}.{cls.__qualname__}", "config type")
+    return name
+
+
+def result_name(func: Callable) -> str:
+    """The name a function's results have in cache keys: the one :func:`cached` registered, else ``__name__``."""
+    func = getattr(func, "__wrapped__", func)
+    return getattr(func, "__result_name__", None) or func.__name__
+
+
+def result_function(name: str) -> Callable:
+    """The function registered (:func:`cached`) under result name ``name``, imported; ``KeyError`` when none is."""
+    where = _RESULT_NAMES[name]
+    module, _, qualname = where.rpartition(".")
+    import importlib
+
+    func = getattr(importlib.import_module(module), qualname)
+    return getattr(func, "__wrapped__", func)
+
+
 def _canonical(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         if not obj.__dataclass_params__.frozen:
             raise TypeError(f"configs must be frozen dataclasses; {type(obj).__name__} is not frozen")
         fields = {f.name: _canonical(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        return {"__type__": f"{type(obj).__module__}.{type(obj).__qualname__}", **fields}
+        return {"__type__": type_name(type(obj)), **fields}
     if isinstance(obj, enum.Enum):
         return {"__enum__": f"{type(obj).__qualname__}.{obj.name}"}
     if isinstance(obj, (bool, str)) or obj is None:
@@ -110,82 +144,6 @@ def canonical_config(config: Any) -> str:
 def config_key(config: Any) -> str:
     """A short stable hash of the canonical config (the entry's file name)."""
     return hashlib.sha256(canonical_config(config).encode()).hexdigest()[:24]
-
-
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
-                if isinstance(body[0].value.value, str):
-                    node.body = body[1:] or [ast.Pass()]
-    return tree
-
-
-def _lib_imports(module: str, tree: ast.AST) -> set[str]:
-    """Names of the modules under :data:`FINGERPRINT_ROOTS` that ``module`` imports."""
-    # the package a relative import starts from: a package's own __init__ imports relative to the package itself
-    package = module[: -len(".__init__")] if module.endswith(".__init__") else module.rsplit(".", 1)[0]
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.split(".")[0] in FINGERPRINT_ROOTS)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if target.split(".")[0] in FINGERPRINT_ROOTS:
-                out.add(target)
-                out.update(f"{target}.{a.name}" for a in node.names)  # `from .x import y` may import module y
-    return out
-
-
-def _module_file(name: str) -> Path | None:
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    return Path(spec.origin)
-
-
-@functools.lru_cache(maxsize=None)
-def _module_info(path: str, stamp: tuple[int, int], module: str) -> tuple[str, frozenset[str]]:
-    """(digest of the docstring-free AST, lib modules imported) of one source file (memoised per mtime and size)."""
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    imports = frozenset(_lib_imports(module, tree))
-    digest = hashlib.sha256(ast.dump(_strip_docstrings(tree)).encode()).hexdigest()
-    return digest, imports
-
-
-def code_fingerprint(func: Callable) -> str:
-    """sha256 over the docstring-free ASTs of ``func``'s module and every ``lib`` module it imports (transitively)."""
-    module = getattr(func, "__module__", None)
-    if not module:
-        raise TypeError(f"{func!r} has no module to fingerprint")
-    seen: dict[str, str] = {}
-    todo = [module]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        path = _module_file(name)
-        if path is None:  # not a module (e.g. a function imported by name) or not Python source
-            continue
-        as_module = name + (".__init__" if path.name == "__init__.py" else "")
-        stat = path.stat()
-        digest, imports = _module_info(str(path), (stat.st_mtime_ns, stat.st_size), as_module)
-        seen[name] = digest
-        todo.extend(imports - set(seen))
-    return hashlib.sha256(json.dumps(sorted(seen.items())).encode()).hexdigest()
-
-
-def _function_id(func: Callable) -> str:
-    return f"{func.__module__}.{func.__qualname__}"
 
 
 # ------------------------------------------------------------------------------------------------ cache
@@ -232,12 +190,12 @@ class Cache:
     # paths ------------------------------------------------------------------------------------------
     def path(self, func: Callable, config: Any) -> Path:
         """Where the entry of ``func(config)`` lives in this cache's folder."""
-        return self.directory / _function_id(func) / f"{config_key(config)}.pkl"
+        return self.directory / result_name(func) / f"{config_key(config)}.pkl"
 
     def _committed_path(self, func: Callable, config: Any) -> Path | None:
         if self.data_dir is None:
             return None
-        rel = f"cache/{_function_id(func)}/{config_key(config)}.pkl"
+        rel = f"cache/{result_name(func)}/{config_key(config)}.pkl"
         manifest = _read_manifest(self.data_dir)
         entry = manifest["files"].get(rel)
         if entry is None:
@@ -280,12 +238,12 @@ class Cache:
                 raise ValueError(f"truncated: payload has {len(payload)} of {header['payload_size']} bytes")
             if _sha256(payload) != header["payload_sha256"]:
                 raise ValueError("corrupted: payload sha256 does not match its header")
-            if header["function"] != _function_id(func):
-                raise ValueError(f"holds a result of {header['function']}, not {_function_id(func)}")
+            if header["name"] != result_name(func):
+                raise ValueError(f"holds a result of {header['name']}, not {result_name(func)}")
             if header["config"] != canonical_config(config):
                 raise ValueError("holds a result for a different config")
-            if header["code"] != code_fingerprint(func):
-                raise ValueError("stale: the lib code it was computed with has changed")
+            if header["numerics"] != numerics_version(func):
+                raise ValueError("stale: the code that computes it has changed (its numerics version differs)")
             value = pickle.loads(payload)
         except Exception as err:  # noqa: BLE001 - every failure mode means: do not use this entry
             problem = f"{type(err).__name__}: {err}" if not isinstance(err, ValueError) else str(err)
@@ -307,9 +265,9 @@ class Cache:
             return None
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         header = {
-            "function": _function_id(func),
+            "name": result_name(func),
             "config": canonical_config(config),
-            "code": code_fingerprint(func),
+            "numerics": numerics_version(func),
             "payload_sha256": _sha256(payload),
             "payload_size": len(payload),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -352,11 +310,18 @@ def default_cache() -> Cache:
     return Cache()
 
 
-def cached(func: Callable) -> Callable:
+def cached(func: Callable | None = None, *, name: str | None = None) -> Callable:
     """Decorate ``func(config, **kwargs)`` so calls go through the cache; ``cache=False`` or a :class:`Cache` per call.
 
-    The undecorated function stays reachable as ``func.__wrapped__`` (the cache fingerprints its module).
+    ``name`` is the results' name in keys (default ``func.__name__``): one name, one function across ``lib``. Used
+    bare (``@cached``) or with a name (``@cached(name="width_study")``). The undecorated function stays reachable
+    as ``func.__wrapped__``.
     """
+    if func is None:
+        return functools.partial(cached, name=name)
+    label = name or func.__name__
+    _register(_RESULT_NAMES, label, f"{func.__module__}.{func.__qualname__}", "result")
+    func.__result_name__ = label
 
     @functools.wraps(func)
     def wrapper(config, *args, cache: Cache | bool | None = None, **kwargs):
@@ -395,13 +360,13 @@ def publish(func: Callable, config: Any, command: str, *, cache: Cache | None = 
     src = cache.path(func, config)
     ok, _ = cache._read_verified(src, func, config, removable=False) if src.exists() else (False, None)
     if not ok:
-        raise ValueError(f"no verified cache entry for {_function_id(func)} with this config: compute it first")
+        raise ValueError(f"no verified cache entry for {result_name(func)} with this config: compute it first")
     data_dir = Path(data_dir)
-    rel = f"cache/{_function_id(func)}/{config_key(config)}.pkl"
+    rel = f"cache/{result_name(func)}/{config_key(config)}.pkl"
     data = src.read_bytes()
     _atomic_write(data_dir / rel, data)
     manifest = _read_manifest(data_dir)
-    entry = {"sha256": _sha256(data), "size": len(data), "command": command.strip(), "function": _function_id(func)}
+    entry = {"sha256": _sha256(data), "size": len(data), "command": command.strip(), "name": result_name(func)}
     header = json.loads(data[len(MAGIC):].split(b"\n", 1)[0])
     entry.update({k: header[k] for k in ("created", "machine", "cost") if k in header})  # where, when, at what price
     manifest["files"][rel] = entry

@@ -1,22 +1,20 @@
-r"""One unit of a long study: a module-level function of one frozen config, and the code it was defined with.
+r"""One unit of a long study: a module-level function of one frozen config, keyed by name, config and numerics.
 
 A paper-scale study (:mod:`lib.paper_scale`) is split into units that run for CPU-hours in all and are committed one
-by one. A unit's identity is ``(function, config, code fingerprint of the function)``
-(:func:`lib.cache.code_fingerprint`): an edit of the training code gives new units instead of mixing results of two
-versions of the code, while an edit of the study's own bookkeeping (how it is run, published, summarised) does not
-touch the units already computed. That is why this module is small and stands apart: :func:`run_unit` is what the
-results cache keys the computed units by, so its fingerprint (this module and the ``lib`` modules it imports) must not
-move when the study machinery around it does.
+by one. A unit's identity is ``(result name, config, numerics version)`` (:func:`unit_key`): an edit of the code that
+computes it gives new units instead of mixing results of two versions of the code; moving code does not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .cache import _machine, code_fingerprint, config_key
+from .cache import _machine, canonical_config, numerics_version, result_name
 
 __all__ = ["StudyUnit", "unit", "run_unit", "unit_key", "resolve"]
 
@@ -34,24 +32,32 @@ def resolve(path: str) -> Callable:
 
 @dataclass(frozen=True)
 class StudyUnit:
-    """One unit of a study: ``func(config)``, with the code fingerprint of ``func`` when the unit was defined."""
+    """One unit of a study: ``func(config)``.
+
+    ``func`` says where the function lives (``"package.module:function"``, to call it in a worker); the unit's
+    identity is ``(name, config, numerics)``: the function's result name (:func:`lib.cache.result_name`), the config
+    and the numerics version of the function when the unit was defined.
+    """
 
     func: str
     config: Any
-    code: str
+    numerics: str
+    name: str = ""
 
 
 def unit(func: str, config: Any) -> StudyUnit:
     """The :class:`StudyUnit` of ``func`` (``"package.module:function"``) on the frozen dataclass ``config``."""
-    return StudyUnit(func, config, code_fingerprint(resolve(func)))
+    f = resolve(func)
+    return StudyUnit(func, config, numerics_version(f), result_name(f))
 
 
 def unit_key(u: StudyUnit) -> str:
-    """A short stable name of the unit (sha256 of its canonical form: function, config, code), under which its
-    committed result is filed."""
+    """A short stable name of the unit, under which its committed result is filed: sha256 of its name, canonical
+    config and numerics version (never of where its function lives)."""
     if not isinstance(u, StudyUnit):
         raise ValueError(f"unit_key needs a StudyUnit, got {type(u).__name__}")
-    return config_key(u)
+    ident = {"unit": u.name, "config": canonical_config(u.config), "numerics": u.numerics}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:24]
 
 
 def run_unit(u: StudyUnit) -> dict:
@@ -62,7 +68,7 @@ def run_unit(u: StudyUnit) -> dict:
     if not isinstance(u, StudyUnit):
         raise ValueError(f"run_unit needs a StudyUnit, got {type(u).__name__}")
     func = resolve(u.func)
-    if code_fingerprint(func) != u.code:
+    if numerics_version(func) != u.numerics:
         raise ValueError(f"the code of {u.func} changed since this unit was defined; define the study again")
     cpu, wall = time.process_time(), time.perf_counter()
     value = func(u.config)

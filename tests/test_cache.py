@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import lib.cache as cache_mod
-from lib.cache import Cache, CacheWarning, cached, canonical_config, code_fingerprint, config_key, publish, verify_manifest
+from lib.cache import Cache, CacheWarning, cached, canonical_config, config_key, publish, verify_manifest
+from lib.numerics import numerics_version
 from lib.train import AdamConfig, CopyMapConfig, fit_copy_map
 
 
@@ -48,7 +49,7 @@ def test_keys_are_canonical_and_discriminating():
     assert config_key(Cfg(c=(1, 2))) != config_key(Cfg(c=(2, 1)))
     nested = CopyMapConfig("softmax", V=4, L=6, P_grid=(10, 20))
     assert config_key(nested) != config_key(dataclasses.replace(nested, adam=AdamConfig(lr=0.01)))
-    assert '"__type__":"lib.train.copy_map.CopyMapConfig"' in canonical_config(nested)
+    assert '"__type__":"CopyMapConfig"' in canonical_config(nested)  # a type name, never a module path
 
 
 @pytest.mark.parametrize("bad", [Mutable(), {"a": 1}, 3, Cfg(c=(np.zeros(2),))])
@@ -111,56 +112,81 @@ def test_a_changed_config_is_a_different_entry(cache):
 
 def test_code_change_makes_entries_stale(cache, monkeypatch):
     cache.get_or_compute(compute, Cfg(a=6))
-    monkeypatch.setattr(cache_mod, "code_fingerprint", lambda func: "0" * 64)
+    monkeypatch.setattr(cache_mod, "numerics_version", lambda func: "0" * 64)
     with pytest.warns(CacheWarning, match="stale"):
         cache.get_or_compute(compute, Cfg(a=6))
     assert len(calls) == 2
 
 
-def test_fingerprint_follows_imports_and_ignores_docstrings(tmp_path, monkeypatch):
-    """Editing code in an imported module changes the fingerprint; editing a docstring or comment does not."""
+def _fresh(monkeypatch, tmp_path, pkg, files):
     import importlib
     import sys
 
-    pkg = tmp_path / "fpdemo"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "a.py").write_text("from .b import g\n\ndef f(x):\n    return g(x)\n")
-    b = pkg / "b.py"
-    b.write_text('def g(x):\n    """double"""\n    return 2 * x  # twice\n')
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cache_mod, "FINGERPRINT_ROOTS", ("lib", "fpdemo"))
-    f = importlib.import_module("fpdemo.a").f
-    fp0 = code_fingerprint(f)
-    b.write_text('def g(x):\n    """Twice x, with a longer docstring."""\n    return 2 * x  # comment edited\n')
-    assert code_fingerprint(f) == fp0
-    b.write_text('def g(x):\n    return 3 * x\n')
-    assert code_fingerprint(f) != fp0
-    for name in [m for m in sys.modules if m.startswith("fpdemo")]:
+    import lib.numerics as numerics
+
+    for name in [m for m in sys.modules if m == pkg or m.startswith(pkg + ".")]:
         del sys.modules[name]
-    assert code_fingerprint(fit_copy_map) == code_fingerprint(fit_copy_map)
+    root = tmp_path / pkg
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(numerics, "NUMERICS", (pkg,))
+    importlib.invalidate_caches()
+    return root
 
 
-def test_fingerprint_follows_a_package_init_into_its_submodules(tmp_path, monkeypatch):
-    """`from .pkg import x` reaches pkg/__init__.py; its own `from . import sub` must reach pkg/sub.py."""
+def test_numerics_version_follows_calls_and_ignores_prose(tmp_path, monkeypatch):
+    """Editing the arithmetic of a called function changes the version; a docstring, comment, annotation, decorator
+    or an uncalled function of the same module does not."""
     import importlib
-    import sys
 
-    root = tmp_path / "fpdemo2"
-    (root / "inner").mkdir(parents=True)
-    (root / "__init__.py").write_text("")
-    (root / "inner" / "__init__.py").write_text("from . import sub\nfrom .sub import h\n")
-    sub = root / "inner" / "sub.py"
-    sub.write_text("def h(x):\n    return x + 1\n")
-    (root / "user.py").write_text("from .inner import h\n\ndef f(x):\n    return h(x)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cache_mod, "FINGERPRINT_ROOTS", ("lib", "fpdemo2"))
-    f = importlib.import_module("fpdemo2.user").f
-    fp0 = code_fingerprint(f)
-    sub.write_text("def h(x):\n    return x + 2\n")
-    assert code_fingerprint(f) != fp0
-    for name in [m for m in sys.modules if m.startswith("fpdemo2")]:
-        del sys.modules[name]
+    root = _fresh(monkeypatch, tmp_path, "nvdemo", {"__init__.py": "", "a.py": "from .b import g\n\ndef f(x):\n    return g(x)\n",
+                                                     "b.py": 'def g(x):\n    """double"""\n    return 2 * x  # twice\n'})  # fmt: skip
+    f = importlib.import_module("nvdemo.a").f
+    v0 = numerics_version(f)
+    (root / "b.py").write_text('def g(x: int) -> int:\n    """Twice x."""\n    return 2 * x  # edited\n\ndef unused():\n    return 7\n')
+    assert numerics_version(f) == v0
+    (root / "b.py").write_text("def g(x):\n    return 3 * x\n")
+    assert numerics_version(f) != v0
+    assert numerics_version(fit_copy_map) == numerics_version(fit_copy_map)
+
+
+def test_numerics_version_is_independent_of_location(tmp_path, monkeypatch):
+    """The same definitions in other modules, reached through a package's re-export, give the same version."""
+    import importlib
+
+    _fresh(monkeypatch, tmp_path, "nvloc", {"__init__.py": "", "one/__init__.py": "from .core import h\n",
+                                             "one/core.py": "SCALE = 3\n\ndef h(x):\n    return SCALE * x\n",
+                                             "user.py": "from .one import h\n\ndef f(x):\n    return h(x) + 1\n",
+                                             "two/__init__.py": "",
+                                             "two/deep/__init__.py": "from ..helpers import h\n",
+                                             "two/helpers.py": "def h(x):\n    return SCALE * x\n\nSCALE = 3\n",
+                                             "moved.py": "from .two.deep import h\n\n\ndef f(x):\n    return h(x) + 1\n"})  # fmt: skip
+    assert numerics_version(importlib.import_module("nvloc.user").f) == numerics_version(importlib.import_module("nvloc.moved").f)
+
+
+def test_numerics_version_follows_a_package_init_and_a_registry(tmp_path, monkeypatch):
+    """`from .pkg import x` reaches pkg/__init__.py and on to pkg/sub.py; a class held in a registry filled at import
+    time (a dict of specs, like lib.models.MIXERS) is reached through the registry."""
+    import importlib
+
+    root = _fresh(monkeypatch, tmp_path, "nvreg", {
+        "__init__.py": "",
+        "inner/__init__.py": "from . import sub\nfrom .sub import h\n",
+        "inner/sub.py": "def h(x):\n    return x + 1\n",
+        "table.py": "REGISTRY = {}\n\ndef register(name, cls):\n    REGISTRY[name] = cls\n",
+        "impl.py": "from .table import register\n\nclass Impl:\n    def go(self, x):\n        return x * 5\n\nregister('impl', Impl)\n",
+        "user.py": "from .inner import h\nfrom .table import REGISTRY\nfrom . import impl  # noqa\n\n"
+                   "def f(x):\n    return REGISTRY['impl']().go(h(x))\n"})  # fmt: skip
+    f = importlib.import_module("nvreg.user").f
+    v0 = numerics_version(f)
+    (root / "inner/sub.py").write_text("def h(x):\n    return x + 2\n")
+    assert numerics_version(f) != v0
+    v1 = numerics_version(f)
+    (root / "impl.py").write_text("from .table import register\n\nclass Impl:\n    def go(self, x):\n        return x * 6\n\n"
+                                  "register('impl', Impl)\n")  # fmt: skip
+    assert numerics_version(f) != v1
 
 
 def test_disabled_cache_computes_every_time(tmp_path):

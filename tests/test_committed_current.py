@@ -1,37 +1,26 @@
-"""Every committed result under data/ was computed by the code as it is now: an edit to a module in a committed
-function's import closure (a fingerprint, lib.cache.code_fingerprint) makes its entry stale, and the chapter that
-reads it would fail or recompute hours of training. This test names the stale functions."""
+"""Every committed result under data/ is current: its numerics version (lib.numerics.numerics_version, the content
+of the code that computes it) is that of the code as it is now. An edit of that arithmetic makes its entry stale, and
+the chapter that reads it would fail or recompute hours of training; this test names the stale results. Moving code
+or editing infrastructure stales nothing (tests/test_result_identity.py)."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
+import lib  # noqa: F401  (registers the committed studies' result names)
 import lib.cache as cache
+import lib.lm.study_results  # noqa: F401  (registers analyze_run)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-
-
-def _function(function_id: str):
-    module, _, qualname = function_id.rpartition(".")
-    while True:  # the longest importable prefix is the module, the rest the qualified name
-        try:
-            obj = importlib.import_module(module)
-            break
-        except ImportError:
-            module, _, head = module.rpartition(".")
-            qualname = f"{head}.{qualname}"
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return getattr(obj, "__wrapped__", obj)
 
 
 def _headers():
     for path in sorted(DATA.rglob("*")):
         if path.is_file():
             raw = path.read_bytes()
-            if raw.startswith(cache.MAGIC):
+            if raw.startswith(b"ATTNBOOK-CACHE"):
+                assert raw.startswith(cache.MAGIC), f"{path}: an entry of an older cache format (re-key it)"
                 end = raw.index(b"\n", len(cache.MAGIC))
                 yield path, json.loads(raw[len(cache.MAGIC) : end])
 
@@ -41,13 +30,14 @@ def test_every_committed_result_is_current():
     assert headers, "no committed results found"
     stale = {}
     for path, header in headers:
-        if header["code"] != cache.code_fingerprint(_function(header["function"])):
-            stale.setdefault(header["function"], []).append(path.name)
+        assert path.parent.name == header["name"], f"{path}: filed under {path.parent.name}, holds {header['name']}"
+        if header["numerics"] != cache.numerics_version(cache.result_function(header["name"])):
+            stale.setdefault(header["name"], []).append(path.name)
     assert not stale, f"stale committed results (their code changed): { {k: len(v) for k, v in stale.items()} }"
 
 
 def test_every_committed_paper_scale_unit_is_current():
-    """A unit committed under data/paper/ is keyed by the code of its training function; after an edit of that code
+    """A unit committed under data/paper/ is keyed by the numerics of its training function; after an edit of them
     its key is no longer among the study's, the study would silently lose it (and its summary would describe runs
     of the old code): the edit must come with the study rerun, or not at all."""
     from lib.paper_scale import published
