@@ -12,7 +12,7 @@ HTML       := _build/html
 JOBS       ?= 2
 BOOK_FAST  ?= 1
 # At a seed offset (BOOK_SEED=k, k > 0) every committed study a chapter reads is recomputed: a FAST chapter then
-# takes up to OFFSET_TIMEOUT/2 on 2 cores (README), and its progress goes to the console (lib.console; pytest -s).
+# takes up to OFFSET_TIMEOUT/2 on 2 cores (README), and its progress goes to the console (lib.core.console; pytest -s).
 OFFSET         := $(filter-out 0,$(BOOK_SEED))
 OFFSET_TIMEOUT ?= 4800
 NB_TIMEOUT ?= $(if $(filter 0 false no off,$(BOOK_FAST)),36000,$(if $(OFFSET),$(OFFSET_TIMEOUT),900))
@@ -90,7 +90,7 @@ robustness: venv
 	    $(if $(ROBUST_CHAPTERS),--merge --only $(ROBUST_CHAPTERS)) || exit 1; \
 	done
 
-# The smoke run of the paper scale (lib.smoke): every chapter with BOOK_FAST=0 and its paper-scale configurations,
+# The smoke run of the paper scale (lib.core.smoke): every chapter with BOOK_FAST=0 and its paper-scale configurations,
 # steps, seeds and token budgets cut by SMOKE, so that every paper-scale line executes; no claim is judged, nothing is
 # rendered, and it has its own stage and results cache. Widgets are on, as in Jupyter and Colab.
 # SMOKE_AFTER reads a study another chapter computes (chapter 8 reads chapter 6's context study): it runs after the

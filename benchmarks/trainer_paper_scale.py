@@ -131,7 +131,7 @@ def forward_flops(cfg: GPTRunConfig) -> float:
     """Multiply-adds x 2 of one forward pass over a step's batch (matmuls only: projections, scores, mixing, MLP,
     unembedding)."""
     m = cfg.model()
-    d, H, L, B = m.width, m.n_heads, cfg.seq_len - 1, cfg.batch
+    d, L, B = m.width, cfg.seq_len - 1, cfg.batch
     per_token = m.n_layers * (3 * d * d + d * d + 2 * d * m.hidden) + d * m.vocab
     attention = m.n_layers * 2 * L * L * d  # scores and mixing, all heads
     return 2.0 * B * (L * per_token + attention)

@@ -3,7 +3,8 @@
 Chapters import only ``lib`` (this file) and two subpackages imported on their own because of their weight:
 ``import lib.theory`` (paper A's theory) and ``import lib.lm`` (language models; it imports transformers).
 Everything else (the results cache, sweeps, the claim criteria, trainers' internals) is imported from its module:
-``from lib.cache import Cache, publish``, ``from lib.sweep import run_sweep``, ``from lib.claims import at_least``.
+``from lib.core.cache import Cache, publish``, ``from lib.studies._sweep import run_sweep``,
+``from lib.claims import at_least``.
 """
 
 from . import models, studies, tasks, train  # noqa: F401 (lib.train for scripts; chapters use lib.studies)
@@ -11,8 +12,7 @@ from . import models, studies, tasks, train  # noqa: F401 (lib.train for scripts
 # book glue: scale, seeds, glued values, claims, widgets
 from .book import finish, glue, glue_all, interact, setup
 from .claims import REGISTRY, claim, condition_interval, meets, part_holds, parts_hold
-from .env import DATA_DIR
-from .seeds import reseed, seed, seed_offset
+from .core.seeds import reseed, seed, seed_offset
 
 __all__ = ["setup", "glue", "glue_all", "finish", "interact", "claim", "parts_hold", "part_holds", "meets",
            "condition_interval", "REGISTRY", "seed",
@@ -69,35 +69,23 @@ __all__ += ["SparsityStudyConfig", "sparsity_study", "ContextStudyConfig", "load
             "mean_loss_over_budget", "MixerComparisonConfig", "load_mixer_comparison", "PRE_VARIANTS",
             "PlateauCalibrationConfig", "load_plateau_calibration", "load_paper_check", "PASS_EXITED"]  # fmt: skip
 
-# paper-scale studies committed under data/paper/ (lib.paper_scale): what chapters show beside their FAST runs. Imported
-# on first use (PEP 562), so that `python -m lib.paper_scale` does not find its own module imported already.
-_LAZY = {"study_record": ("paper_studies", "study_record"), "paper_claim": ("paper_studies", "paper_claim"),
-         "study_progress": ("paper_studies", "study_progress"),
-         "HEADS_TIE": ("paper_studies", "HEADS_TIE"),
-         "heads_grid": ("paper_studies", "heads_grid"),
-         "mixer_view": ("paper_studies", "mixer_view"), "paper_scale": ("paper_scale", None),
-         "calibration_costs": ("paper_studies", "calibration_costs"),
-         "CALIBRATION_BOUNDS": ("paper_studies", "CALIBRATION_BOUNDS")}
-__all__ += list(_LAZY)
+# paper-scale studies committed under data/paper/ (lib.studies.paper): what chapters show beside their FAST runs
+from .readouts.paper import calibration_costs, heads_grid, mixer_view
+from .studies.paper import paper_claim, study_progress, study_record
+from .studies.paper.heads import HEADS_TIE
+from .studies.paper.seeds import CALIBRATION_BOUNDS
 
-
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'lib' has no attribute {name!r}")
-    import importlib
-
-    module, attr = _LAZY[name]
-    found = importlib.import_module(f".{module}", __name__)
-    return found if attr is None else getattr(found, attr)
+__all__ += ["study_record", "paper_claim", "study_progress", "HEADS_TIE", "heads_grid", "mixer_view",
+            "calibration_costs", "CALIBRATION_BOUNDS"]
 
 
 # measures read off training curves, and intervals over seeds (seed indices as arguments, for the bootstrap)
-from .measures import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
+from .measures.comparisons import (LINEAR_MAP_EXIT, SOLVED, archs_beating, automaton_exit, curve_time_ratio, fluctuation,
                        group_time_ratios, halves_time_ratio, heads_vs_head_size, input_bit_loss, mean_curve_time,
                        relaxation_times, slowing_factors)  # fmt: skip
-from .smoke import bootstrap_interval, group_bootstrap_interval  # lib.stats's; NaN on a smoke run's cut data
-from .stats import halves_ratio
-from .censored import censored_ratio_interval
+from .core.intervals import bootstrap_interval, group_bootstrap_interval  # NaN on a smoke run's cut data
+from .core.stats import halves_ratio
+from .core.intervals import censored_ratio_interval
 
 __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size",
             "archs_beating", "input_bit_loss", "relaxation_times", "slowing_factors", "fluctuation", "bootstrap_interval",
@@ -106,15 +94,15 @@ __all__ += ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "c
             "prepretrain_speedups", "seed_nulls"]  # fmt: skip
 
 # chapter 6's measures of the emergence runs' comparisons (the staircase and width tables are in lib.readouts)
-from .measures import emergence_by_bias, fixed_width_heads, head_size_plateaus, heads_halves_control, sparsity_medians
-from .stats import halves_interval, interval_score
+from .measures.comparisons import emergence_by_bias, fixed_width_heads, head_size_plateaus, heads_halves_control, sparsity_medians
+from .core.stats import halves_interval, interval_score
 from .tasks.linear_map import solved_loss
 
 __all__ += ["staircase", "width_summary", "INDEPENDENT_EXITS", "plateau_sensitivity", "emergence_by_bias", "fixed_width_heads", "head_size_plateaus",
             "heads_halves_control", "sparsity_medians", "halves_interval", "interval_score", "solved_loss"]
 
 # chapter 4's fluctuation peak (its readouts of the Langevin samples are in lib.readouts)
-from .measures import growth_before, peak_ratio, spread_at_widest
+from .measures.comparisons import growth_before, peak_ratio, spread_at_widest
 
 __all__ += ["hysteresis", "sampled_transition", "relative_deviation", "coverage_readouts", "scaling_diagnostics",
             "peak_ratio", "growth_before", "spread_at_widest"]  # fmt: skip
@@ -126,7 +114,7 @@ from .readouts import (coverage_checks, coverage_readouts, crossover_scaling, fu
                        width_summary, INDEPENDENT_EXITS, plateau_sensitivity)  # fmt: skip
 
 # figures
-from .plots import (action_landscape, action_landscape_figure, attention_heatmap, filtered_at, legend_for_runs,
+from .book.plots import (action_landscape, action_landscape_figure, attention_heatmap, filtered_at, legend_for_runs,
                     plot_sweep, relative_to, scan_figure, scan_state, ternary_panel)  # fmt: skip
 
 __all__ += ["attention_heatmap", "plot_sweep", "legend_for_runs", "scan_figure", "filtered_at", "scan_state",

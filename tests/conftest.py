@@ -14,7 +14,7 @@ if str(ROOT) not in sys.path:  # tests also run from a plain checkout (no `pip i
     sys.path.insert(0, str(ROOT))
 
 torch.set_num_threads(1)
-# Unit tests compute everything: the default results cache is off (tests of lib.cache build their own Cache).
+# Unit tests compute everything: the default results cache is off (tests of lib.core.cache build their own Cache).
 os.environ["BOOK_CACHE"] = "0"
 
 

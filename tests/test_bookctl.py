@@ -75,7 +75,7 @@ def test_snapshot_accept_then_check(tmp_path):
     assert any("new claim" in line for line in bookctl.check_snapshot([a, b, c], "fast", snap))
     manifest = json.loads((snap.parent / "manifest.json").read_text())
     assert manifest["files"]["ledger.json"]["command"] == bookctl.ACCEPT_COMMAND
-    assert lib.cache.verify_manifest(snap.parent) == []  # the snapshot is committed data like any other
+    assert lib.core.cache.verify_manifest(snap.parent) == []  # the snapshot is committed data like any other
     assert "missing" in bookctl.check_snapshot([a], "fast", tmp_path / "nowhere.json")[0]
     # a chapter that read another source (chapter 5 on a hub suite) is left out of the comparison on both sides
     assert bookctl.check_snapshot([a, flipped], "fast", snap, skip={"01_copy_task"}) == []
@@ -150,7 +150,7 @@ def test_robustness_run_is_recorded_from_an_executed_book(tmp_path):
     out = tmp_path / "book"
     bookctl.stage(out, ROOT)
     lib.setup("01_copy_task", fast=True)
-    sure = lib.stats.Interval(1.0, 1.0, 1.0, 0.9, 5)  # the yes/no condition holds in every resample
+    sure = lib.core.stats.Interval(1.0, 1.0, 1.0, 0.9, 5)  # the yes/no condition holds in every resample
     rec = lib.claim("A-loss", None, interval=sure, control=False, show=False, robustness=[])
     first = bookctl.chapter_docnames(ROOT)[0]
     path = out / f"{first}.ipynb"
@@ -169,7 +169,7 @@ def test_robustness_run_is_recorded_from_an_executed_book(tmp_path):
     runs = json.loads(target.read_text())["runs"]
     assert len(runs) == 1 and runs[0]["statuses"] == {}
     assert lib.claims.robustness_runs(target) == runs
-    assert lib.cache.verify_manifest(target.parent) == []
+    assert lib.core.cache.verify_manifest(target.parent) == []
 
 
 def test_robustness_merge_redoes_only_the_named_chapters(tmp_path):

@@ -1,4 +1,4 @@
-"""lib.cache: keys, atomic verified entries, corruption/staleness detection, the data/ manifest."""
+"""lib.core.cache: keys, atomic verified entries, corruption/staleness detection, the data/ manifest."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import lib.cache as cache_mod
-from lib.cache import Cache, CacheWarning, cached, canonical_config, config_key, publish, verify_manifest
-from lib.numerics import numerics_version
+import lib.core.cache as cache_mod
+from lib.core.cache import Cache, CacheWarning, cached, canonical_config, config_key, publish, verify_manifest
+from lib.core.numerics import numerics_version
 from lib.train import AdamConfig, CopyMapConfig, fit_copy_map
 
 
@@ -122,7 +122,7 @@ def _fresh(monkeypatch, tmp_path, pkg, files):
     import importlib
     import sys
 
-    import lib.numerics as numerics
+    import lib.core.numerics as numerics
 
     for name in [m for m in sys.modules if m == pkg or m.startswith(pkg + ".")]:
         del sys.modules[name]

@@ -1,4 +1,4 @@
-"""lib.censored: a ratio over runs censored at the budget bounds something only while its denominator does not sit
+"""lib.core.intervals: a ratio over runs censored at the budget bounds something only while its denominator does not sit
 at the budget."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 from lib import censored_ratio_interval
 from lib.claims import at_least, at_most
-from lib.stats import ratio_interval
+from lib.core.stats import ratio_interval
 
 BUDGET = 1000.0
 EARLY = np.array([100.0, 110, 120, 130, 140, 150])
@@ -42,8 +42,8 @@ def test_bad_input():
 
 
 def test_the_resamples_it_checks_are_those_of_lib_stats():
-    """censored_ratio_interval re-draws lib.stats.ratio_interval's resamples (a's, then b's) to find censored
-    denominators: the same draws give back lib.stats's interval exactly."""
+    """censored_ratio_interval re-draws lib.core.stats.ratio_interval's resamples (a's, then b's) to find censored
+    denominators: the same draws give back lib.core.stats's interval exactly."""
     rng = np.random.default_rng(3)
     a, b = rng.uniform(200, 900, 7), rng.uniform(50, 300, 5)
     draw = np.random.default_rng(0)

@@ -2,7 +2,7 @@
 
 Enforced on every chapter:
 
-* ``defs``: no function or class definitions (a ``lambda`` passed to a ``lib`` call is an argument; helpers live in ``lib``: ``lib.plots``, ``lib.measures``, studies);
+* ``defs``: no function or class definitions (a ``lambda`` passed to a ``lib`` call is an argument; helpers live in ``lib``: ``lib.book.plots``, ``lib.measures.comparisons``, studies);
 * ``imports``: ``lib`` is imported as ``lib`` and its curated subpackages ``lib.theory`` and ``lib.lm``, never a
   module under them (``from lib.train.copy_dynamics import ...``);
 * ``loops``: no loop or comprehension over training or fitting calls (``train*``, ``fit*``, ``scan_transition``,

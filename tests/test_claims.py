@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import lib
+import lib.core.context
 from lib.claims import (CLAIM_KEY, REGISTRY, STATUSES, Check, ClaimRecord, Rule, collect_claims, get_check, judge,
                         ledger_markdown)  # fmt: skip
 
@@ -246,13 +247,13 @@ def test_a_qualitative_claim_takes_the_interval_of_its_condition(book_context):
     sure = lib.condition_interval(lambda g: np.median(g) >= 0.5, np.array([0.9, 0.95, 0.85, 0.92]))
     rec = lib.claim("S-precursor", None, interval=sure, control=False, show=False, robustness=[])
     assert rec.measured is True and rec.raw_status == "reproduced" and "holds in more than 95 %" in rec.interval_text()
-    shaky = lib.stats.Interval(1.0, 0.0, 1.0, 0.9, 4)
+    shaky = lib.core.stats.Interval(1.0, 0.0, 1.0, 0.9, 4)
     rec = lib.claim("S-precursor", True, interval=shaky, control=False, show=False, robustness=[])
     assert rec.status == "partial" and "fails in at least 5 %" in rec.interval_text()
     with pytest.raises(ValueError, match="disagrees"):
         lib.claim("S-precursor", False, interval=sure, control=False, show=False, robustness=[])
     with pytest.raises(ValueError, match="indicator"):
-        lib.claim("S-precursor", True, interval=lib.stats.Interval(0.7, 0.5, 0.9, 0.9, 4), control=False, show=False)
+        lib.claim("S-precursor", True, interval=lib.core.stats.Interval(0.7, 0.5, 0.9, 0.9, 4), control=False, show=False)
 
 
 # --------------------------------------------------------------------------------------------- lib.claim
@@ -314,7 +315,7 @@ def test_bad_claims(chapter1, args, kw, exc, match):
 def test_claim_needs_setup(monkeypatch):
     import lib.book
 
-    monkeypatch.setattr(lib.book, "_CONTEXT", None)
+    monkeypatch.setattr(lib.core.context, "_CONTEXT", None)
     with pytest.raises(RuntimeError, match="setup"):
         lib.claim("A-soft-order", 0.9, show=False)
 
@@ -377,7 +378,7 @@ def test_committed_studies_cannot_pass_the_robustness_requirement():
 
 def test_robustness_runs_decide_fragility(chapter1):
     key = "01_copy_task/A-loss"
-    sure = lib.stats.Interval(1.0, 1.0, 1.0, 0.9, 5)  # the condition holds in every resample
+    sure = lib.core.stats.Interval(1.0, 1.0, 1.0, 0.9, 5)  # the condition holds in every resample
     kept = [{"label": f"BOOK_SEED={k}", "statuses": {key: "reproduced"}} for k in (1, 2)]
     rec = lib.claim("A-loss", True, interval=sure, control=False, show=False, robustness=kept)
     assert rec.status == "reproduced" and rec.unmet == [] and rec.robust_text() == "kept at 2 of 2 other seed offsets"
@@ -474,7 +475,7 @@ def test_committed_history_is_current():
 def test_a_record_with_non_finite_numbers_survives_the_notebook(tmp_path):
     """ipykernel writes inf in output metadata as the string "inf": the ledger reads it back as a number."""
     lib.setup("06_sparse_patterns", fast=True)
-    iv = lib.stats.Interval(0.1, 0.0, float("inf"), 0.9, 4)
+    iv = lib.core.stats.Interval(0.1, 0.0, float("inf"), 0.9, 4)
     rec = lib.claim("B-bias", 0.1, interval=iv, control=0.8, show=False, robustness=[])
     data = json.loads(json.dumps(rec.to_json()).replace("Infinity", '"inf"'))
     back = ClaimRecord.from_json(data)

@@ -1,4 +1,4 @@
-"""Every committed result under data/ is current: its numerics version (lib.numerics.numerics_version, the content
+"""Every committed result under data/ is current: its numerics version (lib.core.numerics.numerics_version, the content
 of the code that computes it) is that of the code as it is now. An edit of that arithmetic makes its entry stale, and
 the chapter that reads it would fail or recompute hours of training; this test names the stale results. Moving code
 or editing infrastructure stales nothing (tests/test_result_identity.py)."""
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import lib  # noqa: F401  (registers the committed studies' result names)
-import lib.cache as cache
+import lib.core.cache as cache
 import lib.lm.study_results  # noqa: F401  (registers analyze_run)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -40,9 +40,9 @@ def test_every_committed_paper_scale_unit_is_current():
     """A unit committed under data/paper/ is keyed by the numerics of its training function; after an edit of them
     its key is no longer among the study's, the study would silently lose it (and its summary would describe runs
     of the old code): the edit must come with the study rerun, or not at all."""
-    from lib.paper_scale import published
-    from lib.paper_studies import STUDIES, make_study
-    from lib.study_unit import unit_key
+    from lib.studies._paper_scale import published
+    from lib.studies.paper import STUDIES, make_study
+    from lib.studies._study import unit_key
 
     files = {p.stem for p in (DATA / "paper").glob("*.json")}
     assert files <= set(STUDIES), f"published studies that are not registered: {sorted(files - set(STUDIES))}"

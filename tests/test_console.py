@@ -1,4 +1,4 @@
-"""lib.console: progress of a build at a seed offset goes to the process's stderr, line by line, never to the page."""
+"""lib.core.console: progress of a build at a seed offset goes to the process's stderr, line by line, never to the page."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from conftest import ROOT
 SCRIPT = """
 import io, sys, time
 import lib
-from lib import console
+from lib.core import console
 console.EVERY = 0.0
 ctx = lib.setup("99_probe", fast=True)
 captured = io.StringIO()
 sys.stdout, sys.stderr = captured, captured  # what a notebook would record
-from lib.progress import progress
+from lib.core.progress import progress
 for _ in progress(range(3), desc="probe study"):
     time.sleep(0.01)
 sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__

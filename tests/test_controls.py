@@ -23,7 +23,7 @@ BUDGET = 1000.0
 
 def _jump_share_of_a_step():
     """A-soft-order / A-loss: the share of a rise in one fine step, on a curve that jumps (the softmax effect)."""
-    return lib.train.metrics.jump_fraction(np.r_[np.zeros(10), np.ones(10)])
+    return lib.measures.grids.jump_fraction(np.r_[np.zeros(10), np.ones(10)])
 
 
 def _a_soft_order_ch1():
@@ -31,16 +31,16 @@ def _a_soft_order_ch1():
 
 
 def _a_lin_order_ch1():
-    return lib.train.metrics.jump_fraction(np.linspace(0, 1, 21))  # the softmax head's share, were it smooth
+    return lib.measures.grids.jump_fraction(np.linspace(0, 1, 21))  # the softmax head's share, were it smooth
 
 
 def _a_soft_coexist_ch1():
-    return lib.train.metrics.count_minima(np.array([0.03, 0.03, 0.9]), np.zeros(3), atol=0.05)  # two minima
+    return lib.measures.grids.count_minima(np.array([0.03, 0.03, 0.9]), np.zeros(3), atol=0.05)  # two minima
 
 
 def _a_soft_300_ch1():
     P = np.linspace(100, 500, 41)  # the L = 16 scan's P*: the midpoint of its steepest step, were it at 300
-    k = lib.train.metrics.steepest_step((P > 300).astype(float))
+    k = lib.measures.grids.steepest_step((P > 300).astype(float))
     return float(P[k : k + 2].mean())
 
 
@@ -178,7 +178,7 @@ def _b_bias_ch6():
 
 
 def _b_random_ch6():
-    return lib.train.pattern_metrics.spread(np.array([100.0, 400.0, 250.0]))  # biased runs 4x apart
+    return lib.measures.curves.spread(np.array([100.0, 400.0, 250.0]))  # biased runs 4x apart
 
 
 def _b_heads_ch6():

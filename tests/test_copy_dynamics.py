@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from lib.train import AdamConfig
 from lib.train.copy_dynamics import CopyDynamicsConfig, _emergence, train_copy_dynamics

@@ -64,7 +64,7 @@ def test_a_tiny_study_keeps_the_seeds_stack_whole_and_slims_the_rest(tmp_path):
         if key != "seeds":
             assert run.params is None and run.entropy is None and run.token_loss is None, key
     with pytest.raises(RuntimeError, match="emergence_runs --publish"):
-        load_emergence_runs(dataclasses.replace(TINY, steps=30), cache=lib.cache.Cache(tmp_path))
+        load_emergence_runs(dataclasses.replace(TINY, steps=30), cache=lib.core.cache.Cache(tmp_path))
     with pytest.raises(TypeError):
         load_emergence_runs(TINY_CONTEXT)
 

@@ -171,7 +171,7 @@ def test_smaller_steps_target_the_same_distribution():
 
 
 def test_ratio_interval_covers_the_ratio_and_rejects_censored_values():
-    from lib.stats import ratio_interval
+    from lib.core.stats import ratio_interval
 
     rng = np.random.default_rng(0)
     a, b = rng.lognormal(np.log(300), 0.2, 8), rng.lognormal(np.log(100), 0.2, 8)

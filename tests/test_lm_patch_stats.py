@@ -57,7 +57,7 @@ def test_recovery_guard_on_no_gain():
     assert np.isnan(r.value) and not r.ok and "no change" in str(r)
     loss = recovery(a, a - 0.2, a - 0.1)  # a fall is a change too: half of it
     assert loss.ok and loss.value == pytest.approx(0.5)
-    rng = np.random.default_rng(1)  # a gain just above the guard, carried by few prompts: resamples lose it
+    # a gain just above the guard, carried by few prompts: resamples lose it
     b = a.copy()
     b[:2] += 0.6
     shaky = recovery(a, b, b)

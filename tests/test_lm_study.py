@@ -185,7 +185,7 @@ def test_the_study_runs_offline_on_the_hub_cache_through_from_pretrained(suite, 
 
 
 def test_each_run_is_one_cache_entry_and_a_second_pass_reads_them(suite, tmp_path):
-    from lib.cache import Cache
+    from lib.core.cache import Cache
     from lib.lm.study_results import study_suite
 
     cache = Cache(tmp_path / "cache", data_dir=None, enabled=True)
@@ -198,7 +198,7 @@ def test_each_run_is_one_cache_entry_and_a_second_pass_reads_them(suite, tmp_pat
 
 
 def test_a_suite_built_in_shards_is_published_run_by_run_and_read_back_without_its_checkpoints(tmp_path):
-    from lib.cache import Cache
+    from lib.core.cache import Cache
     from lib.lm.study_results import committed_runs, publish_runs, study_run
 
     root, data = tmp_path / "suite", tmp_path / "data"

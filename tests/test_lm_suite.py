@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 import time
 
-import numpy as np
 import pytest
 
 from lib.lm.minisuite import TINY_SUITE, build_suite, checkpoint_schedule, train_run
@@ -99,7 +98,7 @@ def test_pair_export_is_a_two_step_local_suite(tiny, tmp_path):
 def test_committed_results_are_consistent(tmp_path):
     """Every published run's result is there and current (stale after a change to the analysis code: regenerate),
     read with the cache turned off, and the live pair is a run of the published index."""
-    from lib.cache import Cache
+    from lib.core.cache import Cache
     from lib.lm.study_results import BPE_DATA, BPE_PAIR, committed_runs
 
     if not (BPE_DATA / "suite.json").is_file():

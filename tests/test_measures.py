@@ -1,4 +1,4 @@
-"""lib.measures: seed-averaged curve times and their ratio, on curves whose crossing steps are known."""
+"""lib.measures.comparisons: seed-averaged curve times and their ratio, on curves whose crossing steps are known."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lib
-from lib.measures import seed_spread
+from lib.measures.comparisons import seed_spread
 
 
 def _run(cross, steps=np.arange(0, 101, 10)):

@@ -87,7 +87,7 @@ def test_a_tiny_comparison_has_every_run_and_an_untrained_control(tmp_path):
         assert np.array_equal(value[start != 0], start[start != 0]), name
         assert np.abs(value - start).max() <= 2e-30, name
     with pytest.raises(RuntimeError, match="mixer_comparison --publish"):
-        load_mixer_comparison(dataclasses.replace(TINY, lm_steps=40), cache=lib.cache.Cache(tmp_path))
+        load_mixer_comparison(dataclasses.replace(TINY, lm_steps=40), cache=lib.core.cache.Cache(tmp_path))
     with pytest.raises(TypeError):
         load_mixer_comparison(TINY_TUNING)
 

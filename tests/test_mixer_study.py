@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lib.cache import Cache
+from lib.core.cache import Cache
 from lib.models.mixers import ARCHITECTURES
 from lib.studies.mixer_study import MixerStudyConfig, load_mixer_study
 

@@ -28,7 +28,7 @@ def test_reseed_moves_every_seed_of_the_study(monkeypatch):
     moved = lib.reseed(MixerTuningConfig.fast())
     base = MixerTuningConfig.fast()
     for name in ("map_seed", "ca_seed", "tune_seed", "eval_seed"):
-        assert getattr(moved, name) == getattr(base, name) + 2 * 100_000  # lib.seeds.SEED_STRIDE
+        assert getattr(moved, name) == getattr(base, name) + 2 * 100_000  # lib.core.seeds.SEED_STRIDE
 
 
 def testmean_loss_over_budget_carries_the_last_value_of_a_stack_that_stopped_early():
@@ -54,7 +54,7 @@ def test_a_tiny_tuning_scores_each_rate_and_picks_the_lowest(tmp_path):
     for key, v in res.scores.items():
         assert v.shape == (2,) and np.all(np.isfinite(v)) and res.best_lr[key] == cfg.lrs[int(np.argmin(v))]
     with pytest.raises(RuntimeError, match="mixer_tuning --publish"):
-        load_mixer_tuning(dataclasses.replace(cfg, lm_steps=30), cache=lib.cache.Cache(tmp_path))
+        load_mixer_tuning(dataclasses.replace(cfg, lm_steps=30), cache=lib.core.cache.Cache(tmp_path))
 
 
 def test_the_committed_fast_tuning_is_current():
@@ -70,7 +70,7 @@ def test_publish_main_computes_through_the_cache_without_publishing(tmp_path, mo
     tiny = MixerTuningConfig(archs=("mlp_mixer",), lrs=(1e-2,), lm_S=4, lm_s=(2,), lm_steps=10, ca_S=4, ca_T=3,
                              ca_steps=10, eval_every=10, tokens_per_step=64, eval_tokens=128, d_head=4, n_heads=2)  # fmt: skip
     publish_main("lib.studies.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=[])
-    hit, _ = lib.cache.Cache(tmp_path).load(mixer_tuning.__wrapped__, tiny)
+    hit, _ = lib.core.cache.Cache(tmp_path).load(mixer_tuning.__wrapped__, tiny)
     assert hit  # computed and stored in the results cache; nothing copied to data/ without --publish
     with pytest.raises(SystemExit):
         publish_main("lib.studies.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=["--nope"])

@@ -1,7 +1,11 @@
-"""lib.paper_scale: a study's units through the sweep engine, resumed, published with their cost; the same published
+"""lib.studies._paper_scale: a study's units through the sweep engine, resumed, published with their cost; the same published
 result from the local process pool and from a dask LocalCluster scheduler."""
 
 from __future__ import annotations
+
+from lib.readouts import paper as readouts_paper
+from lib.studies.paper import mixers as bmx, sparsity as bsp
+from lib.studies.paper_defaults import LINEAR_MAP_INIT
 
 import json
 import sys
@@ -11,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.cache import Cache
-from lib.paper_scale import (PaperStudy, StudyUnit, committed_units, executor_for, main, publish, run_study,
-                             run_unit, unit)
+from lib.core.cache import Cache
+from lib.studies.__main__ import main
+from lib.studies._paper_scale import (PaperStudy, StudyUnit, committed_units, executor_for, publish, run_study,
+                                      run_unit, unit)
 from lib.tasks import LinearMapTask
 from lib.train.gpt_train import GPTRunConfig, Member
 
@@ -44,7 +49,7 @@ def test_a_partial_study_publishes_what_is_done_and_resumes(tmp_path):
     assert (first["done"], first["of"], first["summary"]["missing"]) == (2, 3, 1)
     seconds = sum(o["cpu_seconds"] for o in first["units"].values())  # a tiny unit's CPU time rounds to 0.0 hours
     assert seconds > 0 and first["cpu_hours"] == round(seconds / 3600, 3)
-    assert first["cpu_capability"] and first["command"] == "python -m lib.paper_scale run tiny"
+    assert first["cpu_capability"] and first["command"] == "python -m lib.studies run tiny"
     on_disk = json.loads((data / "paper" / "tiny.json").read_text())
     assert len(on_disk["units"]) == 2  # every done unit's result, so a new machine resumes from data/
     assert on_disk["done"] == 2 and "paper/tiny.json" in json.loads((data / "manifest.json").read_text())["files"]
@@ -75,7 +80,7 @@ def test_a_local_pools_workers_end_with_the_process_that_started_them(tmp_path):
     script = tmp_path / "parent.py"
     script.write_text(
         "import os, time\n"
-        "from lib.paper_scale import local_pool\n"
+        "from lib.studies._paper_scale import local_pool\n"
         "if __name__ == '__main__':\n"
         "    pool = local_pool(1)\n"
         "    print(pool.submit(os.getpid).result(), flush=True)\n"
@@ -145,8 +150,8 @@ def test_a_study_resumes_from_its_committed_units_alone(tmp_path):
 
 
 def test_the_sparsity_study_has_one_unit_per_size_s_and_seed_of_the_papers_stacks():
-    from lib.measures import SOLVED
-    from lib.paper_studies import SPARSITY_SIZES, b_sparsity
+    from lib.measures.comparisons import SOLVED
+    from lib.studies.paper.sparsity import SPARSITY_SIZES, b_sparsity
     from lib.studies.sparsity_study import SparsityStudyConfig
 
     study, config = b_sparsity(), SparsityStudyConfig.paper()
@@ -168,7 +173,7 @@ def _fake_unit(initial, final):
 
 
 def _fake_values(loss, done=lambda S, s, k: True):
-    from lib.paper_studies import _sparsity_keys
+    from lib.studies.paper.sparsity import _sparsity_keys
     from lib.studies.sparsity_study import SparsityStudyConfig
 
     return [_fake_unit(2.0, loss(S, s, k)) if done(S, s, k) else None
@@ -176,7 +181,7 @@ def _fake_values(loss, done=lambda S, s, k: True):
 
 
 def test_the_sparsity_summary_is_the_chapters_gap_on_done_seeds():
-    from lib.paper_studies import sparsity_summary
+    from lib.studies.paper.sparsity import sparsity_summary
 
     values = _fake_values(lambda S, s, k: 1.0 + (s == S // 2) + 0.1 * (s == S - 1) + 0.01 * k,
                           done=lambda S, s, k: S == 16 and k < 2)  # the third seed and S = 32 not done
@@ -188,7 +193,7 @@ def test_the_sparsity_summary_is_the_chapters_gap_on_done_seeds():
 
 
 def test_the_sparsity_measure_takes_the_weaker_size_and_says_what_is_missing():
-    from lib.paper_studies import sparsity_measures, sparsity_summary
+    from lib.studies.paper.sparsity import sparsity_measures, sparsity_summary
 
     both = sparsity_summary(_fake_values(lambda S, s, k: 1.0 + (0.3 if S == 16 else 0.5) * (s == S // 2) + 0.01 * k))
     m = sparsity_measures(both)["B-sparsity"]
@@ -201,7 +206,7 @@ def test_the_sparsity_measure_takes_the_weaker_size_and_says_what_is_missing():
 
 def _commit_fake(data, study, values):
     """Write ``values`` (one per unit, ``None``: not done) as the study's committed units under ``data/paper/``."""
-    from lib.study_unit import unit_key
+    from lib.studies._study import unit_key
 
     machine = {"arch": "x86_64", "cpu_capability": "AVX512", "threads": 1}
     units = {unit_key(u): {"value": v, "cpu_seconds": 180.0, "wall_seconds": 180.0, "machine": machine}
@@ -211,7 +216,7 @@ def _commit_fake(data, study, values):
 
 
 def test_paper_records_judge_a_published_study_by_the_registry(tmp_path, monkeypatch):
-    import lib.paper_studies as ps
+    import lib.studies.paper as ps
     from lib.claims import ledger_markdown
 
     data = fresh_data(tmp_path)
@@ -234,9 +239,9 @@ def test_paper_records_judge_a_published_study_by_the_registry(tmp_path, monkeyp
 
 
 def test_a_sparsity_unit_trains_at_the_papers_width():
-    from lib.paper_studies import b_sparsity
-    from lib.paper_units import fast_curves
-    from lib.smoke import cut
+    from lib.studies.paper.sparsity import b_sparsity
+    from lib.studies._units import fast_curves
+    from lib.core.smoke import cut
 
     cfg = cut(b_sparsity().units[0].config, 3000)  # the paper's model, 3 steps
     out = fast_curves(cfg)
@@ -253,7 +258,7 @@ def _curve(exit_at, budget=10_000):
 
 @pytest.mark.parametrize("bf16_factor, verdict", [(1.0, "stands in"), (2.5, "biased"), (None, "not shown")])
 def test_the_bf16_calibration_rule(bf16_factor, verdict):
-    from lib.paper_studies import CALIBRATION_SEEDS, bf16_calibration, calibration_summary
+    from lib.studies.paper.seeds import CALIBRATION_SEEDS, bf16_calibration, calibration_summary
 
     study = bf16_calibration()
     assert len(study.units) == 2 * len(CALIBRATION_SEEDS) and not study.claims and not study.measures
@@ -279,7 +284,7 @@ def test_the_bf16_calibration_rule(bf16_factor, verdict):
 
 
 def test_the_single_head_study_counts_runs_that_leave_the_plateau():
-    from lib.paper_studies import _heads_one_keys, b_heads_one, heads_one_measures, heads_one_summary
+    from lib.studies.paper.heads import _heads_one_keys, b_heads_one, heads_one_measures, heads_one_summary
 
     study, keys = b_heads_one(), _heads_one_keys()
     assert len(study.units) == len(keys) == 18 and [k[0] for k in keys[:9]] == [1] * 9  # one head first
@@ -299,8 +304,8 @@ def test_the_single_head_study_counts_runs_that_leave_the_plateau():
 
 
 def test_the_heads_grid_study_is_chapter_6s_grid_and_measure():
-    from lib.measures import heads_halves_control, heads_vs_head_size
-    from lib.paper_studies import HEADS_TIE, _heads_keys, b_heads, heads_measures, heads_summary
+    from lib.measures.comparisons import heads_halves_control, heads_vs_head_size
+    from lib.studies.paper.heads import HEADS_TIE, _heads_keys, b_heads, heads_measures, heads_summary
     from lib.studies.width_study import WidthStudyConfig
 
     study, keys, config = b_heads(), _heads_keys(), WidthStudyConfig.paper()
@@ -339,7 +344,7 @@ def test_the_heads_grid_study_is_chapter_6s_grid_and_measure():
 
 
 def test_a_chapter_shows_the_paper_scale_row_or_says_it_is_not_run(tmp_path, capsys):
-    import lib.paper_studies as ps
+    import lib.studies.paper as ps
 
     data = fresh_data(tmp_path)
     assert ps.paper_claim("B-sparsity", data, show=False) is None
@@ -350,13 +355,14 @@ def test_a_chapter_shows_the_paper_scale_row_or_says_it_is_not_run(tmp_path, cap
     shown = ps.paper_claim("B-sparsity", data, show=False)
     record = ps.study_record("b-sparsity", data)
     assert shown.scale == "paper" and ps.study_progress(record) == {"done": 48, "of": 144, "cpu_hours": 2.4}
-    assert record["summary"] == ps.sparsity_summary(values)  # recomputed from the committed units
+    assert record["summary"] == bsp.sparsity_summary(values)  # recomputed from the committed units
     assert ps.paper_claim("B-heads-one", data, show=False) is None  # no published study measures it here
 
 
 def test_calibration_costs_read_the_committed_units_by_precision():
-    from lib.paper_studies import bf16_calibration, calibration_costs
-    from lib.study_unit import unit_key
+    from lib.readouts.paper import calibration_costs
+    from lib.studies.paper.seeds import bf16_calibration
+    from lib.studies._study import unit_key
 
     units = bf16_calibration().units[:4]  # two pairs
     per_step = {"fp32": 0.14, "bf16": 0.08}
@@ -368,8 +374,8 @@ def test_calibration_costs_read_the_committed_units_by_precision():
 
 def test_b_random_shares_the_calibration_units_and_reads_the_spread_as_chapter_6():
     from lib import spread
-    from lib.paper_studies import CALIBRATION_SEEDS, RANDOM_BIAS, b_random, bf16_calibration, random_measures, random_summary
-    from lib.study_unit import unit_key
+    from lib.studies.paper.seeds import CALIBRATION_SEEDS, RANDOM_BIAS, b_random, bf16_calibration, random_measures, random_summary
+    from lib.studies._study import unit_key
 
     study = b_random()
     n = len(CALIBRATION_SEEDS)
@@ -401,7 +407,7 @@ def _loss_curve(exit_at, budget, every=100, plateau=0.69, after=0.3):
 
 
 def test_the_mixer_tuning_units_and_rule_are_chapter_7s():
-    from lib.paper_studies import MIXER_ARCHS, _mixer_tuning_keys, b_mixer_tuning, mixer_tuning_summary
+    from lib.studies.paper.mixers import MIXER_ARCHS, _mixer_tuning_keys, b_mixer_tuning, mixer_tuning_summary
     from lib.studies.mixer_comparison import MixerComparisonConfig
 
     study, keys, t = b_mixer_tuning(), _mixer_tuning_keys(), MixerComparisonConfig.paper().tuning
@@ -428,7 +434,7 @@ def test_the_mixer_tuning_units_and_rule_are_chapter_7s():
     assert out["archs"]["attention"]["left_plateau"] == [[], every, every, []]
     assert out["archs"]["mlp_mixer"]["left_plateau"] == [every] * 4
     assert part["archs"]["mlp_mixer"]["left_plateau"][-1] == every[:-1]  # a unit not done is not counted
-    from lib.paper_studies import tuning_exits
+    from lib.readouts.paper import tuning_exits
 
     text = tuning_exits(out, {"attention": "T"})
     assert text.startswith(f"T: {t.lrs[1]:g} (s = {', '.join(map(str, every))}); {t.lrs[2]:g}") and "mlp_mixer: " in text
@@ -439,7 +445,7 @@ def test_the_mixer_tuning_units_and_rule_are_chapter_7s():
 
 
 def test_b_mixer_needs_the_committed_tuning_and_trains_at_its_rates(tmp_path):
-    import lib.paper_studies as ps
+    import lib.studies.paper as ps
     from lib.studies.mixer_comparison import MixerComparisonConfig
 
     data = fresh_data(tmp_path)
@@ -448,19 +454,19 @@ def test_b_mixer_needs_the_committed_tuning_and_trains_at_its_rates(tmp_path):
     c = MixerComparisonConfig.paper()
     t, tuning = c.tuning, ps.b_mixer_tuning()
     exit_at = {"attention": [None, 600, 1500, None], "mlp_mixer": [2000, 900, 300, 1200]}
-    values = [_loss_curve(exit_at[arch][t.lrs.index(lr)], t.lm_steps) for arch, s, lr in ps._mixer_tuning_keys()]
+    values = [_loss_curve(exit_at[arch][t.lrs.index(lr)], t.lm_steps) for arch, s, lr in bmx._mixer_tuning_keys()]
     _commit_fake(data, tuning, values[:-1] + [None])  # one unit short: no rates yet
-    assert ps.mixer_rates(data) is None and ps.paper_records(data) == []
+    assert bmx.mixer_rates(data) is None and ps.paper_records(data) == []
     _commit_fake(data, tuning, values)
-    assert ps.mixer_rates(data) == {"attention": t.lrs[1], "mlp_mixer": t.lrs[2]}
+    assert bmx.mixer_rates(data) == {"attention": t.lrs[1], "mlp_mixer": t.lrs[2]}
     study = ps.make_study("b-mixer", data)
     assert len(study.units) == 18 and study.claims == ("B-mixer",)
     for u, (s, arch, k) in zip(study.units, ps._mixer_keys()):
         run = u.config
         assert (run.mixer, run.members[0].task.s, run.members[0].seed) == (arch, s, k)
-        assert run.lr == ps.mixer_rates(data)[arch] and run.members[0].lr is None
+        assert run.lr == bmx.mixer_rates(data)[arch] and run.members[0].lr is None
         assert (run.steps, run.stop_below) == (c.lm_steps, t.solved)
-        assert run.init == ps.LINEAR_MAP_INIT == "torch"  # the calibrated initialisation of the linear map
+        assert run.init == LINEAR_MAP_INIT == "torch"  # the calibrated initialisation of the linear map
     assert ps.paper_records(data) == []  # b-mixer not published yet
     # the first version, from the trainer's default initialisation: its own tuning, no claim
     assert all(u.config.init == "torch" for u in tuning.units)
@@ -476,33 +482,33 @@ def test_b_mixer_needs_the_committed_tuning_and_trains_at_its_rates(tmp_path):
 
 
 def test_mixer_view_says_what_each_stage_has(tmp_path):
-    import lib.paper_studies as ps
+    import lib.studies.paper as ps
     from lib.studies.mixer_comparison import MixerComparisonConfig
 
     data = fresh_data(tmp_path)
-    view = ps.mixer_view("", {"attention": "T"}, data)
+    view = readouts_paper.mixer_view("", {"attention": "T"}, data)
     assert (view["tuning_done"], view["tuning_of"], view["of"], view["summary"]) == (0, 24, 18, None)
     assert all(view[k] == "none yet" for k in ("rates", "scores", "left", "ratio", "finals", "solved_at"))
     t = MixerComparisonConfig.paper().tuning
     exit_at = {"attention": [None, 600, 1500, None], "mlp_mixer": [2000, 900, 300, 1200]}
     _commit_fake(data, ps.b_mixer_tuning(), [_loss_curve(exit_at[a][t.lrs.index(lr)], t.lm_steps)
-                                             for a, s, lr in ps._mixer_tuning_keys()])
+                                             for a, s, lr in bmx._mixer_tuning_keys()])
     study = ps.make_study("b-mixer", data)
     values = [_loss_curve(900 if arch == "attention" else 300, 10_000) for s, arch, k in ps._mixer_keys()]
     _commit_fake(data, study, values[:6] + [None] * 12)  # s = 3 only
-    view = ps.mixer_view("", {"attention": "T"}, data)
+    view = readouts_paper.mixer_view("", {"attention": "T"}, data)
     assert view["rates"] == f"T {t.lrs[1]:g}, mlp_mixer {t.lrs[2]:g}" and view["done"] == 6
     assert view["scores"].startswith("T ") and view["scores"].endswith(f"(rates {', '.join(f'{r:g}' for r in t.lrs)})")
-    assert view["ratio"] == ps.mixer_measures(view["summary"])["B-mixer"]["text"] and "3.0 at s = 3" in view["ratio"]
+    assert view["ratio"] == bmx.mixer_measures(view["summary"])["B-mixer"]["text"] and "3.0 at s = 3" in view["ratio"]
     assert view["finals"].startswith("s = 3: T 0 of 3 solved") and "s = 5: T none done" in view["finals"]
-    assert ps.mixer_view("-gpt2", data_dir=data)["tuning_done"] == 0  # the other version: nothing committed
+    assert readouts_paper.mixer_view("-gpt2", data_dir=data)["tuning_done"] == 0  # the other version: nothing committed
 
 
 def test_b_mixer_reads_the_ratio_as_chapter_7():
     from types import SimpleNamespace
 
     from lib import LINEAR_MAP_EXIT, curve_time_ratio, halves_time_ratio
-    from lib.paper_studies import _mixer_keys, mixer_measures, mixer_summary
+    from lib.studies.paper.mixers import _mixer_keys, mixer_measures, mixer_summary
 
     keys = _mixer_keys()
     exits = {("attention", 3): [900, 1500, 1200], ("mlp_mixer", 3): [200, 300, 400], ("attention", 5): [None] * 3,
@@ -530,9 +536,9 @@ def test_b_mixer_reads_the_ratio_as_chapter_7():
 
 
 def test_a_reference_unit_trains_the_mlp_mixer_at_the_papers_width():
-    from lib.paper_studies import b_mixer_tuning
-    from lib.paper_units_reference import reference_curves
-    from lib.smoke import cut
+    from lib.studies.paper.mixers import b_mixer_tuning
+    from lib.studies._units import reference_curves
+    from lib.core.smoke import cut
 
     unit = next(u for u in b_mixer_tuning().units if u.config.mixer == "mlp_mixer")
     out = reference_curves(cut(unit.config, 1000))  # the paper's model, 3 steps
@@ -560,7 +566,8 @@ def test_a_tuning_unit_trains_as_its_member_of_chapter_7s_stack(arch):
 
 
 def test_heads_grid_averages_the_seeds_done_per_cell():
-    from lib.paper_studies import _heads_keys, heads_grid, heads_summary
+    from lib.readouts.paper import heads_grid
+    from lib.studies.paper.heads import _heads_keys, heads_summary
 
     keys = _heads_keys()
     values = [None] * len(keys)
@@ -582,8 +589,8 @@ def test_heads_grid_averages_the_seeds_done_per_cell():
 
 
 def test_mixer_finals_counts_solved_runs_over_the_seeds_done():
-    from lib.measures import SOLVED
-    from lib.paper_studies import mixer_finals
+    from lib.measures.comparisons import SOLVED
+    from lib.readouts.paper import mixer_finals
 
     summary = {"archs": ["attention", "mlp_mixer"], "sparsities": [3, 5], "seeds": [0, 1, 2],
                "curves": {"attention,3": [[0.69, 0.4], [0.69, SOLVED / 2], None], "mlp_mixer,3": [[0.69, SOLVED]] * 3,
@@ -594,8 +601,8 @@ def test_mixer_finals_counts_solved_runs_over_the_seeds_done():
 
 
 def test_mixer_solved_at_gives_each_seeds_solve_step_and_a_censored_ratio_of_medians():
-    from lib.measures import SOLVED
-    from lib.paper_studies import mixer_solved_at
+    from lib.measures.comparisons import SOLVED
+    from lib.readouts.paper import mixer_solved_at
 
     hi, lo = 0.69, SOLVED / 2
     summary = {"archs": ["attention", "mlp_mixer"], "sparsities": [3, 5], "seeds": [0, 1, 2], "budget": 300,
@@ -618,7 +625,7 @@ def test_every_linear_map_study_starts_from_the_calibrated_initialisation():
     """Chapter 6's plateau calibration chose the linear map's initialisation at paper scale; a study that forgets it
     (as the first B-mixer studies did) measures the trainer's default init instead. Staged studies are checked in
     test_b_mixer_needs_the_committed_tuning_and_trains_at_its_rates; the "-gpt2" versions are that first version."""
-    import lib.paper_studies as ps
+    import lib.studies.paper as ps
     from lib.tasks import LinearMapTask
 
     checked = 0
@@ -628,6 +635,6 @@ def test_every_linear_map_study_starts_from_the_calibrated_initialisation():
         for u in make().units:
             run = getattr(u.config, "run", u.config)  # FastRunConfig wraps the GPTRunConfig
             if all(isinstance(m.task, LinearMapTask) for m in run.members):
-                assert run.init == ps.LINEAR_MAP_INIT, f"{name}: a unit starts from init {run.init!r}"
+                assert run.init == LINEAR_MAP_INIT, f"{name}: a unit starts from init {run.init!r}"
                 checked += 1
     assert checked >= 54 + 18 + 24  # b-heads, b-heads-one, b-mixer-tuning at least

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lib
-from lib.cache import Cache
+from lib.core.cache import Cache
 from lib.studies.plateau_calibration import ARMS, PlateauCalibration, PlateauCalibrationConfig, plateau_calibration
 from lib.train import GPTRunConfig
 

@@ -1,4 +1,4 @@
-"""lib.plots: the figure helpers chapters call (their geometry and the values they draw)."""
+"""lib.book.plots: the figure helpers chapters call (their geometry and the values they draw)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import lib  # noqa: E402
-from lib.plots import ternary_xy  # noqa: E402
+from lib.book.plots import ternary_xy  # noqa: E402
 
 
 def test_ternary_corners_and_centre_map_to_the_triangle():

@@ -1,4 +1,4 @@
-"""lib.readouts.posterior and lib.measures.peak_ratio: chapter 4's readouts equal the code they replace, and keep
+"""lib.readouts.posterior and lib.measures.comparisons.peak_ratio: chapter 4's readouts equal the code they replace, and keep
 their closed forms, controls and bad-input errors."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 import torch
 
 import lib
-from lib.measures import growth_before, peak_ratio, spread_at_widest
+from lib.measures.comparisons import growth_before, peak_ratio, spread_at_widest
 from lib.readouts.posterior import (coverage_readouts, hysteresis, relative_deviation, sampled_transition,
                                     scaling_diagnostics)  # fmt: skip
-from lib.stats import group_bootstrap_interval
+from lib.core.stats import group_bootstrap_interval
 from lib.tasks import shift_matrix
 from lib.train import CopySGLDConfig, SGLDConfig
 from lib.train.copy_sgld import CopySGLDResult
@@ -111,7 +111,7 @@ def test_growth_before():
 
 
 def test_spread_at_widest():
-    from lib.stats import bootstrap_interval, coefficient_of_variation
+    from lib.core.stats import bootstrap_interval, coefficient_of_variation
 
     e = np.array([[10.0, 11, 12, np.inf], [10, 40, 90, 20], [np.inf, np.inf, 5, np.inf]])
     cv = np.array([0.08, 0.9, np.nan])  # the last size: one seed emerged, no coefficient

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from lib.models import GPTConfig, init_gpt_params
 from lib.tasks import AutomatonTask, LinearMapTask

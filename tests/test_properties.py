@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lib
-from lib.cache import config_key
+from lib.core.cache import config_key
 from lib.models import attention
 from lib.tasks import CopyTask
 from lib.train import AdamConfig, CopyMapConfig, copy_objective, population_loss, target_attention
-from lib.train.metrics import jump_fraction
+from lib.measures.grids import jump_fraction
 
 ints = st.integers(min_value=-5, max_value=40)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import lib  # noqa: F401  (registers the studies' result names)
-import lib.cache as cache
+import lib.core.cache as cache
 import lib.lm.study_results  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,12 +87,12 @@ def test_a_moved_study_module_finds_its_committed_result(name, tmp_path):
 
 _PROBE = r"""
 import json, sys
-import lib, lib.lm.study_results, lib.paper_units, lib.paper_units_reference
-from lib import cache
+import lib, lib.lm.study_results, lib.studies._units
+from lib.core import cache
 names = json.loads(sys.argv[1])
 out = {n: cache.numerics_version(cache.result_function(n)) for n in names}
-out["fast_curves"] = cache.numerics_version(lib.paper_units.fast_curves)
-out["reference_curves"] = cache.numerics_version(lib.paper_units_reference.reference_curves)
+out["fast_curves"] = cache.numerics_version(lib.studies._units.fast_curves)
+out["reference_curves"] = cache.numerics_version(lib.studies._units.reference_curves)
 print(json.dumps(out))
 """
 
@@ -127,24 +127,23 @@ def stored():
     for name, hs in headers.items():
         assert len({h["numerics"] for h in hs}) == 1, f"{name}: committed under several numerics versions"
         versions[name] = hs[0]["numerics"]
-    import lib.paper_units
-    import lib.paper_units_reference
+    import lib.studies._units
 
-    versions["fast_curves"] = cache.numerics_version(lib.paper_units.fast_curves)
-    versions["reference_curves"] = cache.numerics_version(lib.paper_units_reference.reference_curves)
+    versions["fast_curves"] = cache.numerics_version(lib.studies._units.fast_curves)
+    versions["reference_curves"] = cache.numerics_version(lib.studies._units.reference_curves)
     return versions
 
 
 def test_editing_infrastructure_stales_nothing(tmp_path, stored):
     tree = _copy_lib(tmp_path)
     lib_dir = tree / "lib"
-    with open(lib_dir / "progress.py", "a") as fh:
+    with open(lib_dir / "core" / "progress.py", "a") as fh:
         fh.write("\n\ndef _spinner(n):\n    return '|/-\\\\'[n % 4]\n")
-    with open(lib_dir / "cache.py", "a") as fh:
+    with open(lib_dir / "core" / "cache.py", "a") as fh:
         fh.write("\n\ndef _describe(entry):\n    return f'entry {entry}'\n")
-    with open(lib_dir / "validate.py", "a") as fh:
+    with open(lib_dir / "core" / "validate.py", "a") as fh:
         fh.write("\n\ndef check_nonempty(x, name):\n    if not x:\n        raise ValueError(f'{name} is empty')\n")
-    with open(lib_dir / "stats.py", "a") as fh:
+    with open(lib_dir / "core" / "stats.py", "a") as fh:
         fh.write("\n\ndef midrange(x):\n    return (min(x) + max(x)) / 2\n")
     names = sorted(n for n in stored if n not in ("fast_curves", "reference_curves"))
     assert _versions_in(tree, names) == stored

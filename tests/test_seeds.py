@@ -1,17 +1,17 @@
-"""lib.seeds: BOOK_SEED moves every chapter seed, and nothing at the default."""
+"""lib.core.seeds: BOOK_SEED moves every chapter seed, and nothing at the default."""
 
 from __future__ import annotations
 
 import pytest
 
 import lib
-from lib.seeds import SEED_STRIDE
+from lib.core.seeds import SEED_STRIDE
 
 
 def test_default_offset_changes_nothing(monkeypatch):
     monkeypatch.delenv("BOOK_SEED", raising=False)
     cfg = lib.train.CopyMapConfig("softmax", V=8, L=16, P_grid=(10, 20), init_seeds=(0, 1))
-    assert lib.seed_offset() == 0 and lib.seed(3) == 3 and lib.seeds.seeds((0, 1)) == (0, 1)
+    assert lib.seed_offset() == 0 and lib.seed(3) == 3 and lib.core.seeds.seeds((0, 1)) == (0, 1)
     assert lib.reseed(cfg) is cfg  # the same object: the default build's cache keys are untouched
 
 

@@ -1,4 +1,4 @@
-"""lib.smoke: the smoke run cuts steps, seeds and token budgets of paper-scale configs by a fixed factor, leaves
+"""lib.core.smoke: the smoke run cuts steps, seeds and token budgets of paper-scale configs by a fixed factor, leaves
 everything that decides which code runs, and judges no claim."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lib
-from lib.smoke import MIN_TOKENS, cut, pick, smoke_factor
+from lib.core.smoke import MIN_TOKENS, cut, pick, smoke_factor
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +152,7 @@ def test_a_lower_token_floor_cuts_further_but_never_below_itself():
 
 
 def test_the_exported_intervals_are_lib_stats_own_outside_a_smoke_run(monkeypatch):
-    import lib.stats as stats
+    import lib.core.stats as stats
 
     monkeypatch.delenv("BOOK_SMOKE", raising=False)
     x, y = np.arange(1.0, 9.0), np.arange(2.0, 7.0)

@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 
 import lib
 import lib.book
-from lib.stats import Interval
+from lib.core.stats import Interval
 
 STEPS = np.arange(0, 401, 25, dtype=float)  # (K,) = 17 evaluations
 
@@ -181,7 +181,7 @@ def test_interval_score_counts_halves_above_and_is_minus_one_on_a_contradiction(
 def test_halves_interval_pools_the_halves_differences():
     a, b = np.array([1.0, 2.0, 3.0, 5.0]), np.array([0.0, 0.0, 1.0, 1.0, 9.0])
     iv = lib.halves_interval(a, b)
-    pooled = np.concatenate([lib.stats.halves_difference(a), lib.stats.halves_difference(b)])
+    pooled = np.concatenate([lib.core.stats.halves_difference(a), lib.core.stats.halves_difference(b)])
     assert iv == lib.bootstrap_interval(pooled) and iv.n == 4
     with pytest.raises(ValueError, match="group"):
         lib.halves_interval()

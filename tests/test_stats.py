@@ -1,11 +1,11 @@
-"""lib.stats: bootstrap intervals cover what they should, shrink with n, and are deterministic."""
+"""lib.core.stats: bootstrap intervals cover what they should, shrink with n, and are deterministic."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from lib.stats import bootstrap_interval
+from lib.core.stats import bootstrap_interval
 
 
 def test_interval_contains_the_statistic_and_lies_within_the_data():
@@ -57,7 +57,7 @@ def test_halves_ratio_is_a_spread_of_the_two_halves():
 
 
 def test_halves_difference_pairs_odd_with_even_and_drops_a_leftover():
-    from lib.stats import halves_difference  # not exported: chapters use lib.halves_interval
+    from lib.core.stats import halves_difference  # not exported: chapters use lib.halves_interval
 
     assert halves_difference([1.0, 3.0, 2.0, 7.0, 100.0]).tolist() == [2.0, 5.0]
     assert halves_difference(np.arange(6.0)).tolist() == [1.0, 1.0, 1.0]
@@ -66,7 +66,7 @@ def test_halves_difference_pairs_odd_with_even_and_drops_a_leftover():
 
 
 def test_coefficient_of_variation_reduces_along_an_axis_and_is_scale_free():
-    from lib.stats import coefficient_of_variation
+    from lib.core.stats import coefficient_of_variation
 
     x = np.array([[1.0, 3.0], [2.0, 2.0]])
     assert coefficient_of_variation(x).tolist() == [0.5, 0.0]

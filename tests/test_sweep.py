@@ -1,4 +1,4 @@
-"""lib.sweep: executors (threads, the default process pool, dask.distributed), resuming after a kill, errors."""
+"""lib.studies._sweep: executors (threads, the default process pool, dask.distributed), resuming after a kill, errors."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lib.cache import Cache
-from lib.sweep import SweepError, run_sweep
+from lib.core.cache import Cache
+from lib.studies._sweep import SweepError, run_sweep
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sweep_helpers import Job, calls, square  # noqa: E402
@@ -82,8 +82,8 @@ def test_killed_sweep_resumes_without_recomputing_or_losing(tmp_path):
     script = textwrap.dedent(f"""
         import sys
         sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]
-        from lib.cache import Cache
-        from lib.sweep import run_sweep
+        from lib.core.cache import Cache
+        from lib.studies._sweep import run_sweep
         from sweep_helpers import Job, square
         run_sweep(square, [Job(x=i, log={str(log)!r}, sleep=0.4) for i in range({n})],
                   cache=Cache({str(cache_dir)!r}, enabled=True), max_workers=2)

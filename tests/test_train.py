@@ -23,7 +23,7 @@ from lib.train import (
     target_attention,
     train_ensemble,
 )
-from lib.train.metrics import count_minima, geometric_grid, jump_fraction, refine_grid, steepest_step
+from lib.measures.grids import count_minima, geometric_grid, jump_fraction, refine_grid, steepest_step
 
 f64 = torch.float64
 
@@ -365,7 +365,7 @@ def test_scan_transition_validation(kwargs, exc, match):
 
 
 def test_loss_drops_finds_two_drops_and_the_plateau():
-    from lib.train.metrics import loss_drops
+    from lib.measures.grids import loss_drops
 
     P = np.geomspace(1, 1e4, 400)
     lnP = np.log(P)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lib.cache import Cache
+from lib.core.cache import Cache
 from lib.studies.width_study import REGENERATE, WidthStudyConfig, load_width_study
 
 TINY = dict(heads=(1, 2), d_heads=(2,), seeds=(0,), lm_steps=4, lm_tokens=64, ca_N=2, ca_width=4, ca_heads=(1, 4),

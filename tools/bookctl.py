@@ -235,10 +235,10 @@ PAPER_STUDIES = "paper-studies"
 
 def ledger(out: Path, root: Path = ROOT):
     """Write ``out/_ledger.md`` and ``out/_ledger_counts.md``; returns the ledger's text, the claim records of the
-    executed chapters and those of the committed paper-scale studies (:func:`lib.paper_studies.paper_records`)."""
+    executed chapters and those of the committed paper-scale studies (:func:`lib.studies.paper.paper_records`)."""
     sys.path.insert(0, str(root))
     from lib.claims import collect_claims, counts_markdown, ledger_markdown
-    from lib.paper_studies import paper_records
+    from lib.studies.paper import paper_records
 
     chapters = executed_chapters(out, root)
     records = collect_claims(chapters.values())
@@ -309,7 +309,7 @@ def seed_offsets(records) -> set[int]:
 def accept_snapshot(records, scale: str, path: Path = SNAPSHOT, root: Path = ROOT) -> None:
     """Write this build's statuses as the snapshot of ``scale`` (other scales kept) and its manifest entry."""
     sys.path.insert(0, str(root))
-    from lib.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
+    from lib.core.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
 
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     data.setdefault("statuses", {})[scale] = dict(sorted(statuses(records).items()))
@@ -363,7 +363,7 @@ def record_robustness(run: dict, path: Path = ROBUSTNESS, root: Path = ROOT, mer
     ``merge``: update the run of the same label with this run's chapters only (the others keep their statuses).
     """
     sys.path.insert(0, str(root))
-    from lib.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
+    from lib.core.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
 
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     old = next((r for r in data.get("runs", []) if r.get("label") == run["label"]), None)

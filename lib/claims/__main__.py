@@ -34,7 +34,7 @@ def _text(claims) -> str:
 def _history(write: bool) -> int:
     from pathlib import Path
 
-    from ..env import DATA_DIR
+    from ..core.env import DATA_DIR
     from .history import HISTORY_FILE, history
 
     root = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ def _history(write: bool) -> int:
         data = {"about": "per check, the first commit (hash, date) from which the registry's criteria, and its "
                          "control, are the ones registered now, unchanged since (lib.claims.history)",
                 "checks": found}
-        from ..cache import MANIFEST, _atomic_write, _read_manifest, _sha256
+        from ..core.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
 
         raw = (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
         _atomic_write(Path(DATA_DIR) / HISTORY_FILE, raw)

@@ -89,7 +89,7 @@ def history(root: str | Path) -> dict:
 def load_history(path: str | Path | None = None) -> dict:
     """The committed history (``data/claims_history.json``), ``{}`` where it does not exist yet."""
     if path is None:
-        from ..env import DATA_DIR
+        from ..core.env import DATA_DIR
 
         path = Path(DATA_DIR) / HISTORY_FILE
     path = Path(path)

@@ -42,7 +42,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .registry import SMALLER_SETTING, Check, Claim, get_check
+from .registry import SMALLER_SETTING, Check, get_check
 
 __all__ = ["CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "claim", "build_record", "condition_interval", "judge",
            "robustness_runs"]  # fmt: skip
@@ -64,7 +64,7 @@ def robustness_runs(path: str | Path | None = None) -> list[dict]:
     An absent file means no such run exists yet.
     """
     if path is None:
-        from ..env import DATA_DIR
+        from ..core.env import DATA_DIR
 
         path = Path(DATA_DIR) / ROBUSTNESS_FILE
     path = Path(path)
@@ -347,10 +347,10 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
         The same measurement on the check's negative control.
     samples : array-like, optional
         The per-seed (or per-prompt) values; their 90 % percentile-bootstrap interval of the check's statistic
-        (:func:`lib.stats.bootstrap_interval`) is recorded and must lie wholly past the threshold. A single sample
+        (:func:`lib.core.stats.bootstrap_interval`) is recorded and must lie wholly past the threshold. A single sample
         (e.g. only one seed qualified at this seed offset) gives the value without an interval, which cannot be
         *reproduced*; none at all is a ``ValueError``.
-    interval : lib.stats.Interval, optional
+    interval : lib.core.stats.Interval, optional
         An interval computed by the chapter's study instead of ``samples``. For a qualitative claim, the interval of
         its condition's indicator over bootstrap resamples (:func:`condition_interval`); ``value`` may then be
         ``None``.
@@ -365,9 +365,9 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
     robustness : list of dict, optional
         Robustness runs to judge by (default: ``data/robustness.json``).
     """
-    from .. import book
+    from ..core.context import context
 
-    ctx = book.context()
+    ctx = context()
     record = build_record(id, ctx.chapter, value, control=control, samples=samples, interval=interval, text=text,
                           note=note, extra=extra, robustness=robustness, scale=ctx.scale, seed_offset=ctx.seed_offset,
                           smoke=ctx.smoke)  # fmt: skip
@@ -386,8 +386,8 @@ def build_record(id: str, chapter: str, value, *, control=None, samples=None, in
     Arguments as in :func:`claim`, and the context: ``scale`` (``"fast"`` or ``"paper"``), ``seed_offset``,
     ``smoke`` (the smoke run's cut factor, 0 outside one), ``committed`` and ``incomplete`` (:func:`judge`).
     """
-    from ..smoke import bootstrap_interval  # lib.stats's, NaN on cut data in a smoke run
-    from ..stats import Interval
+    from ..core.intervals import bootstrap_interval  # NaN on cut data in a smoke run
+    from ..core.stats import Interval
 
     reg, check = get_check(id, chapter)
     boolean = check.reproduced.criterion.op == "is_true"
@@ -413,9 +413,9 @@ def build_record(id: str, chapter: str, value, *, control=None, samples=None, in
             if value is None:
                 value = interval.value
     if smoke and interval is not None and isinstance(interval, Interval) and math.isnan(interval.value):
-        interval, extra = None, {**(extra or {}), "smoke_nan_interval": True}  # undefined on cut data (lib.stats)
+        interval, extra = None, {**(extra or {}), "smoke_nan_interval": True}  # undefined on cut data (lib.core.stats)
     if interval is not None and not isinstance(interval, Interval):
-        raise TypeError(f"claim {id}: interval must be a lib.stats.Interval, got {type(interval).__name__}")
+        raise TypeError(f"claim {id}: interval must be a lib.core.stats.Interval, got {type(interval).__name__}")
     if boolean and interval is not None:
         if not {interval.value, interval.lo, interval.hi} <= {0.0, 1.0}:
             raise ValueError(f"claim {id}: a qualitative claim's interval is its condition's indicator "
@@ -441,7 +441,7 @@ def build_record(id: str, chapter: str, value, *, control=None, samples=None, in
     how = dict(control=control, interval=bounds, choice=reg.choice, committed=committed, incomplete=list(incomplete),
                smaller=smaller)  # a run that did not reach the claim counts as changed
     status, raw, unmet = judge(check, value, robust=seen or None, **how)
-    if smoke:  # the smoke run of the paper scale (lib.smoke): its numbers mean nothing, no claim is judged
+    if smoke:  # the smoke run of the paper scale (lib.core.smoke): its numbers mean nothing, no claim is judged
         status = raw = "not run"
         unmet = [f"smoke run (BOOK_SMOKE={smoke}): the paper scale with steps, seeds and tokens cut; not judged"]
     details = dict(extra or {})
@@ -472,12 +472,12 @@ def condition_interval(condition: Callable[..., bool], *groups, level: float = 0
     ``groups`` are arrays whose **last** axis holds the independent units (arrays measured on the same units, e.g. two
     heads trained on the same data sets, go in one group stacked on a leading axis, so that they are resampled
     together). Each resample draws every group's units with replacement, within the group
-    (:func:`lib.stats.group_bootstrap_interval`), and evaluates ``condition(*resampled_groups)``; the interval is the
+    (:func:`lib.core.stats.group_bootstrap_interval`), and evaluates ``condition(*resampled_groups)``; the interval is the
     percentile interval at ``level`` of the indicator :math:`\mathbb 1[\text{condition}]`. Its lower end is 1
     exactly when the condition fails in fewer than :math:`(1 - \text{level})/2` of the resamples, the yes/no form
     of "the interval lies wholly past the threshold"; ``value`` is the condition on the units as they are.
     """
-    from ..smoke import group_bootstrap_interval  # lib.stats's, NaN on cut data in a smoke run
+    from ..core.intervals import group_bootstrap_interval  # NaN on cut data in a smoke run
 
     arrays = [np.asarray(g, dtype=float) for g in groups]
     if not arrays:

@@ -4,7 +4,7 @@ The criteria were first set in the chapters at their first runs, and the control
 seen; since then each changes only in a commit of its own that says why, and the ledger gives per check the commit
 since which its criterion and its control stand (:mod:`lib.claims.history`).
 
-One :class:`Claim` per id of ``shared/reference/claims.md`` (and the book's own, source ``"ours"``). A claim is
+One :class:`Claim` per claim the book carries from the two papers (and the book's own, source ``"ours"``). A claim is
 tested by one :class:`Check` per chapter that measures it: what is measured (a ``lib`` function), on what
 (*trained* or *sampled* models, or the book's own *derived* theory), the criterion for *reproduced* and, where the
 paper gives grounds for one, for *partial* and *contradicted*, each with its reason, and the **negative control**:
@@ -20,7 +20,7 @@ only in a commit of its own that says why.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Mapping
 
 from .criteria import Criterion, at_least, at_most, between, is_true, within
@@ -680,7 +680,7 @@ def get_claim(id: str) -> Claim:
 
 def parts_hold(id: str, values: Mapping[str, float], chapter: str | None = None) -> bool:
     """Whether every part of claim ``id``'s check in ``chapter`` (default: the executing chapter,
-    :func:`lib.book.context`) passes its registered criterion (:attr:`Check.parts`); ``values`` maps each part's
+    :func:`lib.core.context.context`) passes its registered criterion (:attr:`Check.parts`); ``values`` maps each part's
     name to its measured value. The chapter passes the result as the claim's value, so the thresholds live here."""
     chapter = _executing(chapter)
     _, check = get_check(id, chapter)
@@ -693,12 +693,12 @@ def parts_hold(id: str, values: Mapping[str, float], chapter: str | None = None)
 
 
 def _executing(chapter: str | None) -> str:
-    """``chapter``, or the executing chapter's slug (:func:`lib.book.context`) when ``None``."""
+    """``chapter``, or the executing chapter's slug (:func:`lib.core.context.context`) when ``None``."""
     if chapter is not None:
         return chapter
-    from .. import book
+    from ..core.context import context
 
-    return book.context().chapter
+    return context().chapter
 
 
 def meets(id: str, value: float, rule: str = "reproduced", chapter: str | None = None) -> bool:

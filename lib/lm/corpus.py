@@ -9,7 +9,7 @@ Each training row is a concatenation of *segments*, with ``<eos>`` between segme
 * ``pattern``: a period of 2–4 letters or words repeated (pattern completion);
 * ``ioi``: ``when A and B went to the P , A gave a O to B .`` with giver and receiver randomised.
 
-The recipe (mix, lengths) follows ``shared/reference/minisuite.md``, which measured that a 50 % share of repeated
+The recipe (mix, lengths) follows the mini-suite design notes, which measured that a 50 % share of repeated
 random spans is what makes the repetition task learnable in a few thousand steps. Generation is on the fly from a
 ``numpy`` generator: a run's data order is fixed by its seed, as in PolyPythias (the seed changes init and data).
 """

@@ -14,7 +14,7 @@ per-run analysis (:mod:`lib.lm.study`) through the results cache, and ``--publis
 result, the index of the published runs and chapter 5's checkpoint pair to ``data/`` (:mod:`lib.lm.study_results`).
 
 Two families: the word-level suites on the synthetic corpus (``full``, ``tiny``; the recipe measured in
-``shared/reference/minisuite.md``: corpus mix, >= 3 layers, AdamW 3e-3 with warm-up and cosine decay, seed = init and
+the mini-suite design notes: corpus mix, >= 3 layers, AdamW 3e-3 with warm-up and cosine decay, seed = init and
 data order) and the byte-level BPE suites on English prose (``bpe``, ``tiny-bpe``), which chapter 5 reads.
 """
 
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache import config_key
-from ..progress import progress
+from ..core.cache import config_key
+from ..core.progress import progress
 from .bpe import BPEConfig, train_bpe
 from .corpus import CorpusConfig, CorpusSampler, ProseCorpusConfig, ProseSampler, prose_stream, randrep_pool
 from .suite import INDEX_FILE, INDEX_FORMAT, file_sha256, model_name
@@ -153,12 +153,10 @@ TINY_BPE_SUITE = MiniSuiteConfig(prefix="tinybpe", sizes=(ModelSize("30k", 2, 32
                                  train=TrainConfig(steps=40, warmup=5), checkpoints=checkpoint_schedule(40, 8, 8),
                                  vocab=BPEConfig(vocab_size=512, n_words=20_000),
                                  corpus=ProseCorpusConfig(n_words=20_000))  # fmt: skip
-#: The byte-level BPE suite of issue 14 (not built yet): 4 sizes spanning 10x in parameters x 10 seeds (PolyPythias
-#: has 10), BPE 2048 on English prose, repeated random spans of single-token corpus-half words, digits and capitals
-#: (``randrep_pool="words"``), 4000 steps: chosen from one uncommitted feasibility run of the 3-layer, width-64 size,
-#: in which string repetition and induction over corpus-half words formed within the first half of training while
-#: induction over the held-out (prompt-half) words did not. No number of this suite is in the book until it is built
-#: and analysed (``build --scale bpe``, then ``analyze --scale bpe``: :func:`lib.lm.study_results.study_suite`).
+#: The byte-level BPE suite chapter 5 reads (built and published: ``data/lm/bpesuite``): 4 sizes spanning 10x in
+#: parameters x 10 seeds (PolyPythias has 10), BPE 2048 on English prose, repeated random spans of single-token
+#: corpus-half words, digits and capitals (``randrep_pool="words"``), 4000 steps (``build --scale bpe``, then
+#: ``analyze --scale bpe``: :func:`lib.lm.study_results.study_suite`).
 BPE_SUITE = MiniSuiteConfig(prefix="bpe", sizes=(ModelSize("160k", 2, 32, 2), ModelSize("410k", 3, 64, 4),
                                                  ModelSize("840k", 4, 96, 4), ModelSize("1.6m", 4, 144, 6)),
                             seeds=tuple(range(10)), train=TrainConfig(steps=4000),
@@ -353,7 +351,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=None, help="build/analyze only these seeds (default all)")
     parser.add_argument("--publish", action="store_true", help="analyze: commit each finished run's result and the checkpoint pair to data/")
     args = parser.parse_args(argv)
-    from ..env import ROOT
+    from ..core.env import ROOT
 
     config = SCALES[args.scale]
     root = Path(args.root) if args.root else ROOT / "build" / "lm" / f"{config.prefix}suite"

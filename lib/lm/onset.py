@@ -3,7 +3,7 @@
 Paper B calls a prompt solved when the greedy next token is its target and finds the first solved checkpoint by
 bisection. On the mini-suite that point is fragile: the argmax flips back for most prompts, bisection and a scan
 disagree for about half of them, and the flip happens at p(target) near 0.3, where the curve has not jumped yet
-(``shared/reviews/lm-review.md``). This module defines the point on the probability itself:
+(a review of this book's chapter 5). This module defines the point on the probability itself:
 
 * :func:`smooth`: a centred moving mean of p over ``window`` checkpoints (shrinking at the ends);
 * :func:`stable_onset`: the first checkpoint from which the smoothed p stays at or above ``theta`` to the end. Our

@@ -19,7 +19,7 @@ near zero is noise. Here:
 
 A control pair (two checkpoints with no emergence between them) has no change, so its :func:`recovery` is NaN by the
 guard; what it is checked on is the absolute shift ``p_patched - p_from``
-(``lib.stats.bootstrap_interval(shift, np.mean)``), which should be near zero there and not in the emergence pair.
+(``lib.core.stats.bootstrap_interval(shift, np.mean)``), which should be near zero there and not in the emergence pair.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..stats import _check_resampling
+from ..core.stats import _check_resampling
 
 __all__ = ["MIN_GAIN", "split_prompts", "rank_heads", "capped_ks", "Recovery", "recovery"]
 

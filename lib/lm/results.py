@@ -1,5 +1,5 @@
-"""Committed files of a local suite: the manifest entries of plain files (:func:`register_files`) and a run's two
-checkpoints exported as a two-step local suite (:func:`export_pair`, the pair chapter 5 patches live).
+"""Committed files of a local suite: a run's two checkpoints exported as a two-step local suite (:func:`export_pair`,
+the pair chapter 5 patches live); their manifest entries go through :func:`lib.core.cache.register_files`.
 
 The per-run analyses themselves are committed through the results cache (:mod:`lib.lm.study_results`).
 """
@@ -10,22 +10,9 @@ import json
 import shutil
 from pathlib import Path
 
-from ..cache import _atomic_write, _read_manifest, _sha256
-from ..env import DATA_DIR
 from .suite import INDEX_FILE, INDEX_FORMAT, LocalSuite
 
-__all__ = ["register_files", "export_pair"]
-
-
-def register_files(paths, command: str, function: str, data_dir: Path = DATA_DIR) -> None:
-    """Add plain files under ``data_dir`` to its manifest (sha256, size, regenerating command, producing function)."""
-    manifest = _read_manifest(data_dir)
-    for path in paths:
-        data = Path(path).read_bytes()
-        rel = Path(path).resolve().relative_to(Path(data_dir).resolve()).as_posix()
-        manifest["files"][rel] = {"sha256": _sha256(data), "size": len(data), "command": command, "function": function}
-    manifest["files"] = dict(sorted(manifest["files"].items()))
-    _atomic_write(Path(data_dir) / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
+__all__ = ["export_pair"]
 
 
 def export_pair(suite: LocalSuite, size: str, seed: int, old: int, new: int, out: Path) -> list[Path]:

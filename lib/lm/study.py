@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..progress import progress
+from ..core.progress import progress
 from .emergence import bisect_emergence
 from .heads import head_scores
 from .onset import THETA, bisect_onset, max_rise, onset_agreement, ramp_rise, stable_onset

@@ -147,8 +147,8 @@ class RunPoints:
     def spread_interval(self, **kw):
         """B-random: the smallest, over the sizes at which some seed solves the task (:attr:`learning`), of the
         latest over the earliest seed, with a bootstrap interval that resamples each size's seeds
-        (:func:`lib.stats.group_bootstrap_interval`)."""
-        from ..stats import group_bootstrap_interval
+        (:func:`lib.core.stats.group_bootstrap_interval`)."""
+        from ..core.stats import group_bootstrap_interval
 
         rows = [self.steps_of(i) for i in self.learning_sizes()]
 
@@ -165,8 +165,8 @@ class RunPoints:
     def never_interval(self, **kw):
         """B-never: the number of never-solver runs at the sizes where some seed solves the task (a size where none
         does says nothing about seeds), with a bootstrap interval that resamples each size's seeds
-        (:func:`lib.stats.group_bootstrap_interval`; sizes with fewer than two runs are left out)."""
-        from ..stats import group_bootstrap_interval
+        (:func:`lib.core.stats.group_bootstrap_interval`; sizes with fewer than two runs are left out)."""
+        from ..core.stats import group_bootstrap_interval
 
         rows = [self.never[i, self.present[i]] for i in self.learning_sizes() if self.present[i].sum() >= 2]
         if not rows:
@@ -179,7 +179,7 @@ class RunPoints:
 
     def size_interval(self, **kw):
         """B-size: the mean step of the largest size over the smallest's, seeds resampled within each."""
-        from ..stats import ratio_interval
+        from ..core.stats import ratio_interval
 
         return ratio_interval(self.steps_of(-1), self.steps_of(0), np.mean, **kw)
 

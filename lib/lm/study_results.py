@@ -8,9 +8,7 @@ cache folder) and a suite built over several sessions be analysed, and published
 * ``data/lm/bpesuite/suite.json``: the suite's index restricted to the published runs (sizes, seeds, steps, the
   sha256 of every checkpoint file, CPU seconds per run), from which :func:`lib.lm.study.run_key` gives each run's
   key without the checkpoints;
-* ``data/cache/lib.lm.study.analyze_run/<key>.pkl``: one :class:`lib.lm.study.RunResult` per published run.
-
-Kept apart from :mod:`lib.lm.study` so that the cache's code fingerprint covers the analysis code only.
+* ``data/cache/analyze_run/<key>.pkl``: one :class:`lib.lm.study.RunResult` per published run.
 """
 
 from __future__ import annotations
@@ -22,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache import Cache, _atomic_write, cached, load_committed, publish
-from ..env import DATA_DIR
-from ..progress import progress
+from ..core.cache import Cache, _atomic_write, cached, load_committed, publish
+from ..core.env import DATA_DIR
+from ..core.progress import progress
 from . import study as _study
 from .study import RunKey, RunResult, StudyConfig, run_key
 from .suite import INDEX_FILE, LocalSuite
@@ -93,7 +91,7 @@ def publish_runs(study: StudyConfig, suite: LocalSuite, command: str, *, sizes=N
     out.mkdir(parents=True, exist_ok=True)
     _atomic_write(out / INDEX_FILE, (json.dumps(index, indent=1) + "\n").encode())
     shutil.copytree(suite.root / "tokenizer", out / "tokenizer", dirs_exist_ok=True)
-    from .results import register_files
+    from ..core.cache import register_files
 
     register_files([out / INDEX_FILE, *sorted((out / "tokenizer").iterdir())], command,
                    "lib.lm.study_results.publish_runs", data_dir=Path(data_dir))
@@ -175,7 +173,8 @@ def pair_run(table, task: str = "rep"):
 def export_study_pair(suite: LocalSuite, table, command: str, *, task: str = "rep", out: Path = BPE_PAIR,
                       data_dir: Path = DATA_DIR) -> list[Path]:
     """Copy :func:`pair_run`'s two checkpoints into ``out`` as a two-step local suite and list them in the manifest."""
-    from .results import _read_manifest, export_pair, register_files
+    from ..core.cache import _read_manifest, register_files
+    from .results import export_pair
 
     r = pair_run(table, task)
     if r is None:

@@ -19,7 +19,7 @@ import math
 import torch
 from torch import nn
 
-from ..validate import check_size
+from ..core.validate import check_size
 from .hooks import HookPoint
 
 __all__ = ["KINDS", "check_kind", "attention", "CopyHead"]

@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..validate import check_choice, check_positive, check_size
+from ..core.validate import check_choice, check_positive, check_size
 from .hooks import HookPoint
 from .mixers import get_mixer
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 import torch
 import torch.nn.functional as F
 
-from ..validate import check_choice
+from ..core.validate import check_choice
 from .gpt import GPTConfig, _additive_bias, _layer_norm, softmax
 
 __all__ = ["PRECISIONS", "train_logits"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..train.metrics import LossDrops, loss_drops
+from ..measures.grids import LossDrops, loss_drops
 from ..train.scaling_fits import fit_power_laws
 
 __all__ = ["LAW", "LinearCurveReadouts", "linear_curve_readouts", "SoftmaxScaling", "softmax_scaling",

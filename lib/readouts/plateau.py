@@ -15,7 +15,7 @@ before the study was run:
   twice the default's.
 
 The independent measurements the study is compared with are cited, not computed here
-(``../shared/reference/paperB.md``): at the CPU scale of :meth:`lib.studies.PlateauCalibrationConfig.cpu`, runs with
+(paper B): at the CPU scale of :meth:`lib.studies.PlateauCalibrationConfig.cpu`, runs with
 PyTorch's initialisation and Adam (0.9, 0.98) left the plateau at about 1,100, 2,800 and 900 steps (seeds 0, 1, 2);
 at paper B's configuration an independent PyTorch reproduction (PyTorch's initialisation, AdamW with weight decay
 0.01) reports plateaus of 800 to 4,200 steps.

@@ -9,7 +9,7 @@ chapter computed them before they moved here:
 * :func:`sampled_transition`: where each branch holds the copy pattern, and the bootstrap of the copy branch's
   onset in units of a theory's :math:`P^*`;
 * :func:`relative_deviation`: the largest relative deviation of a chain-averaged order parameter from a theory's
-  curve (a statistic of chain indices, so :func:`lib.stats.group_bootstrap_interval` can resample whole chains);
+  curve (a statistic of chain indices, so :func:`lib.core.stats.group_bootstrap_interval` can resample whole chains);
 * :func:`coverage_readouts`: the coverage (:func:`lib.theory.coverage`) of Adam minimisers, single posterior
   samples and posterior means, with a control of random softmax patterns;
 * :func:`scaling_diagnostics`: the convergence record of the committed linear scaling study (split
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..smoke import group_bootstrap_interval  # lib.stats's, NaN on cut data in a smoke run
+from ..core.intervals import group_bootstrap_interval  # NaN on cut data in a smoke run
 from ..theory import coverage, first_order_transition
 from ..train.scaling_fits import scaling_points
 
@@ -52,7 +52,7 @@ def hysteresis(soft, lin) -> dict:
     With :math:`\bar a_\text{copy}(P)` and :math:`\bar a_\text{rand}(P)` the mean target attention of the copy- and
     the random-initialised chains (over chains and samples), the statistic is
     :math:`\max_P [\bar a_\text{copy}(P) - \bar a_\text{rand}(P)]`; its interval resamples the chains within each
-    branch (90 %, :func:`lib.stats.group_bootstrap_interval` with its default seed).
+    branch (90 %, :func:`lib.core.stats.group_bootstrap_interval` with its default seed).
 
     Parameters
     ----------
@@ -65,7 +65,7 @@ def hysteresis(soft, lin) -> dict:
     dict
         ``random_branch``, ``copy_branch`` ``(n_P,)``: the two branches' means; ``i``: the index of the largest
         gap, and at it ``P``, ``rand``, ``copy`` (the two means) and ``rhat`` (split :math:`\hat R` over all
-        chains); ``interval``: a :class:`lib.stats.Interval` of the gap; ``gap_lin``: the same largest gap for
+        chains); ``interval``: a :class:`lib.core.stats.Interval` of the gap; ``gap_lin``: the same largest gap for
         ``lin`` (no bootstrap).
     """
     if soft.config.kind != "softmax" or lin.config.kind != "linear":

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from ..train.pattern_metrics import first_below
+from ..measures.curves import first_below
 
 __all__ = ["Staircase", "staircase"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..train.pattern_metrics import first_below
+from ..measures.curves import first_below
 
 __all__ = ["WidthSummary", "width_summary"]
 

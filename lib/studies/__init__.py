@@ -3,7 +3,7 @@
 A study runs a set of trainings or samplings (from :mod:`lib.train`) and returns one result object for a chapter's
 figures and claims. At FAST scale and the default seeds its result is committed (``python -m lib.studies.<study>
 --publish``, with its cost in ``data/manifest.json``) and the chapter loads it; at other seed offsets, or at paper
-scale, the chapter computes it. :mod:`lib.studies.committed` holds what they share (load or compute, publish).
+scale, the chapter computes it. :mod:`lib.studies._study` holds what they share (load or compute, publish).
 
 Paper A: :mod:`~lib.studies.scan_replicas` (chapter 1's scans on more data sets), :mod:`~lib.studies.adam_replicas`
 (chapter 4's filtered Adam fits), :mod:`~lib.studies.linear_scaling` (SGLD on the linear head over V and L).
@@ -14,7 +14,7 @@ paper B's configuration against the choices the paper leaves open) and :mod:`~li
 paper-scale default checked at paper B's configuration on fresh seeds).
 """
 
-from .committed import load_or_compute, publish_main
+from ._study import load_or_compute, publish_main
 from .adam_replicas import AdamReplicas, AdamReplicasConfig, adam_measures, adam_replicas, bracket_measures, load_adam_replicas
 from .context_study import (ContextStudy, ContextStudyConfig, bias_ratio, context_study, growth_per_doubling,
                             load_context_study, plateau_exponent)  # fmt: skip

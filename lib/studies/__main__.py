@@ -1,15 +1,53 @@
-"""``python -m lib.studies rekey --legacy-root DIR``: re-key the committed results (:mod:`lib.studies.rekey`)."""
+"""``python -m lib.studies``: the paper-scale studies' command line, and the one-time re-key of data/.
+
+    python -m lib.studies list                   # the registered paper-scale studies and what is published
+    python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K]
+    python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
+    python -m lib.studies rekey --legacy-root DIR  # cache format 1 -> 2 (lib.studies.rekey; done, idempotent)
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
+from ._paper_scale import publish, published, run_study
+from .paper import STUDIES, make_study
 from .rekey import rekey
 
-parser = argparse.ArgumentParser(prog="python -m lib.studies", description=__doc__)
-sub = parser.add_subparsers(dest="command", required=True)
-p = sub.add_parser("rekey", help="re-key data/ from cache format 1 to format 2 (idempotent)")
-p.add_argument("--legacy-root", required=True, help="a checkout of the last format-1 commit (git worktree add DIR 132c8b1)")
-args = parser.parse_args()
-for line in rekey(args.legacy_root):
-    print(line)
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (module docstring); the studies are :data:`lib.studies.paper.STUDIES`."""
+    parser = argparse.ArgumentParser(prog="python -m lib.studies", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="the registered studies and what is published of each")
+    run = sub.add_parser("run", help="run (or resume) a study and publish what is done")
+    run.add_argument("name", choices=sorted(STUDIES))
+    run.add_argument("--scheduler", default=None, help="a dask scheduler, tcp://HOST:PORT (default: a local pool)")
+    run.add_argument("--workers", type=int, default=None, help="local pool size")
+    run.add_argument("--limit", type=int, default=None, help="run only the first K units")
+    pub = sub.add_parser("publish", help="publish what the results cache holds (computes nothing)")
+    pub.add_argument("name", choices=sorted(STUDIES))
+    rk = sub.add_parser("rekey", help="re-key data/ from cache format 1 to format 2 (idempotent)")
+    rk.add_argument("--legacy-root", required=True, help="a checkout of the last format-1 commit (132c8b1)")
+    args = parser.parse_args(argv)
+    if args.cmd == "rekey":
+        for line in rekey(args.legacy_root):
+            print(line)
+        return 0
+    if args.cmd == "list":
+        for name in sorted(STUDIES):
+            got = published(name)
+            print(f"{name}: " + (f"{got['done']} of {got['of']} units, {got['cpu_hours']} CPU-hours" if got else "not run"))
+        return 0
+    if args.cmd == "publish":
+        record = publish(make_study(args.name))
+    else:
+        record = run_study(make_study(args.name), scheduler=args.scheduler, workers=args.workers, limit=args.limit)
+    print(json.dumps({k: record[k] for k in ("study", "done", "of", "cpu_hours", "cpu_capability")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,20 +16,19 @@ lib.studies.adam_replicas --publish``) and chapter 4 loads them; at other seed o
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from ..theory import coverage, first_order_transition, onset_sample_size, order_parameters_vs_P
-from ..cache import Cache, cached
-from ..progress import progress
-from .committed import load_or_compute, publish_main
-from ..validate import check_size
+from ..core.cache import Cache, cached
+from ..core.progress import progress
+from ._study import load_or_compute, publish_main
+from ..core.validate import check_size
 from ..train.copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
 from ..train.ensemble import AdamConfig
-from ..train.metrics import geometric_grid, steepest_step
+from ..measures.grids import geometric_grid, steepest_step
 
 __all__ = ["AdamReplicasConfig", "AdamReplicas", "adam_measures", "bracket_measures", "adam_replicas",
            "load_adam_replicas", "REGENERATE"]  # fmt: skip

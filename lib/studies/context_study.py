@@ -7,7 +7,7 @@ attention bias :math:`c\,M` toward the true pattern at every strength of ``biase
 one stack per ``(S, c)`` that stops once all its seeds are past the plateau.
 
 The measures, each a function of the plateaus ``(n_S, seeds)`` (seed indices as arguments, so that
-:func:`lib.stats.group_bootstrap_interval` can resample whole seeds, a seed's runs at every width together):
+:func:`lib.core.stats.group_bootstrap_interval` can resample whole seeds, a seed's runs at every width together):
 
 - :func:`growth_per_doubling`: with :math:`m_S` the median plateau over seeds,
   :math:`g = (m_{S_\text{max}}/m_{S_\text{min}})^{1/\log_2(S_\text{max}/S_\text{min})}`, and 0 unless :math:`m_S`
@@ -27,13 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import Cache, cached
-from ..progress import progress
-from .committed import load_or_compute, publish_main
+from ..core.cache import Cache, cached
+from ..core.progress import progress
+from ._study import load_or_compute, publish_main
 from ..tasks.automaton import AutomatonTask
-from ..validate import check_size
+from ..core.validate import check_size
 from ..train.gpt_train import GPTRunConfig, Member, train_gpt
-from ..train.pattern_metrics import first_below
+from ..measures.curves import first_below
 
 __all__ = ["ContextStudyConfig", "ContextStudy", "context_study", "load_context_study", "growth_per_doubling",
            "plateau_exponent", "bias_ratio", "REGENERATE"]  # fmt: skip

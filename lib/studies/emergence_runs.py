@@ -29,10 +29,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..cache import Cache, cached
-from ..progress import progress
-from .committed import load_or_compute, publish_main
-from ..validate import check_size
+from ..core.cache import Cache, cached
+from ..core.progress import progress
+from ._study import load_or_compute, publish_main
+from ..core.validate import check_size
 from ..tasks.linear_map import LinearMapTask
 from .context_study import ContextStudyConfig
 from ..train.gpt_train import GPTRun, GPTRunConfig, Member, train_gpt

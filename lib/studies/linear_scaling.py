@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..cache import Cache, cached
-from .committed import load_or_compute, publish_main
+from ..core.cache import Cache, cached
+from ._study import load_or_compute, publish_main
 from ..models.copy_head import attention, init_copy_params
-from ..progress import progress
-from ..validate import check_size
+from ..core.progress import progress
+from ..core.validate import check_size
 from ..models.copy_objective import CopyPrior
 from ..train.copy_problem import CopyProblem, build_copy_problem, positive_trace
 from ..train.sgld import SGLDConfig, langevin, split_rhat

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import Cache, cached
-from ..progress import progress
-from ..validate import check_size
+from ..core.cache import Cache, cached
+from ..core.progress import progress
+from ..core.validate import check_size
 from ..tasks.dyck import DyckTask
-from .committed import load_or_compute, publish_main
-from ..train.gpt_train import GPTRun, GPTRunConfig, Member, train_gpt
-from ..train.pattern_metrics import first_below
+from ._study import load_or_compute, publish_main
+from ..train.gpt_train import GPTRunConfig, Member, train_gpt
+from ..measures.curves import first_below
 from .mixer_tuning import MixerTuningConfig, load_mixer_tuning
 from ..train.prepretrain import Transfer
 from .slim import slim_run

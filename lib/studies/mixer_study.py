@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import Cache, cached, publish
-from .committed import load_or_compute
+from ..core.cache import Cache, cached, publish
+from ._study import load_or_compute
 from ..models.mixers import ARCHITECTURES, get_mixer
 from ..tasks.automaton import AutomatonTask
-from ..validate import check_size
+from ..core.validate import check_size
 from ..train.gpt_train import GPTRunConfig, Member, run_members
 
 __all__ = ["MixerStudyConfig", "MixerCurves", "mixer_study", "load_mixer_study", "REGENERATE"]

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import Cache, cached
-from ..progress import progress
+from ..core.cache import Cache, cached
+from ..core.progress import progress
 from ..tasks.automaton import AutomatonTask
-from ..validate import check_size
+from ..core.validate import check_size
 from ..tasks.linear_map import LinearMapTask
-from .committed import load_or_compute, publish_main
+from ._study import load_or_compute, publish_main
 from ..train.gpt_train import GPTRunConfig, Member, run_members
 
 __all__ = ["MixerTuningConfig", "MixerTuning", "mixer_tuning", "load_mixer_tuning", "mean_loss_over_budget", "REGENERATE"]

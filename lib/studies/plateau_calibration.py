@@ -30,7 +30,7 @@ At paper scale (:meth:`PlateauCalibrationConfig.paper`) the study costs up to 15
 CPU-seconds per member-step on a 2-core AVX-512 machine, 5,000 steps, 28 members); the committed study runs at the
 CPU scale of independent runs of the same map (:meth:`~PlateauCalibrationConfig.cpu`, about a sixth of that per
 member-step); :meth:`~PlateauCalibrationConfig.fast` is a small model on a small map, for tests.
-Each arm is one cached run of :func:`lib.train.train_gpt`, run through :func:`lib.sweep.run_sweep`, so an
+Each arm is one cached run of :func:`lib.train.train_gpt`, run through :func:`lib.studies._sweep.run_sweep`, so an
 interrupted study resumes where it stopped.
 """
 
@@ -40,13 +40,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import Cache, cached
-from ..sweep import run_sweep
+from ..core.cache import Cache, cached
+from ._sweep import run_sweep
 from ..tasks.linear_map import LinearMapTask
 from ..train.gpt_train import GPTRunConfig, Member, train_gpt
-from ..train.pattern_metrics import first_below
-from ..validate import check_positive, check_size
-from .committed import load_or_compute
+from ..measures.curves import first_below
+from ..core.validate import check_positive, check_size
+from ._study import load_or_compute
 
 __all__ = ["ARMS", "PlateauCalibrationConfig", "PlateauCalibration", "plateau_calibration",
            "load_plateau_calibration", "REGENERATE"]  # fmt: skip
@@ -165,7 +165,7 @@ class PlateauCalibration:
 @cached
 def plateau_calibration(config: PlateauCalibrationConfig, *, max_workers: int | None = None) -> PlateauCalibration:
     """Train every arm of ``config`` (one cached :func:`lib.train.train_gpt` stack each, on a process pool through
-    :func:`lib.sweep.run_sweep`, so an interrupted study resumes) and read each seed's plateau exit."""
+    :func:`lib.studies._sweep.run_sweep`, so an interrupted study resumes) and read each seed's plateau exit."""
     if not isinstance(config, PlateauCalibrationConfig):
         raise ValueError(f"config must be a PlateauCalibrationConfig, got {type(config).__name__}")
     sweep = run_sweep(train_gpt, [config.run(a) for a in config.arms], max_workers=max_workers,
@@ -195,7 +195,7 @@ def _main(argv=None) -> None:
 
     import torch
 
-    from ..cache import publish
+    from ..core.cache import publish
 
     parser = argparse.ArgumentParser(description="Measure the linear map's plateau exit per open choice.")
     parser.add_argument("--scale", choices=("cpu", "paper"), default="paper",

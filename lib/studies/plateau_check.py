@@ -15,8 +15,8 @@ Command: ``python -m lib.studies.plateau_check --publish``.
 
 from __future__ import annotations
 
-from ..cache import Cache
-from .committed import load_or_compute
+from ..core.cache import Cache
+from ._study import load_or_compute
 from .plateau_calibration import PlateauCalibration, PlateauCalibrationConfig, plateau_calibration
 
 __all__ = ["CHECK_SEEDS", "CHECK_ARMS", "PASS_EXITED", "paper_check_config", "load_paper_check", "REGENERATE"]
@@ -47,7 +47,7 @@ def _main(argv=None) -> None:
 
     import torch
 
-    from ..cache import publish
+    from ..core.cache import publish
 
     parser = argparse.ArgumentParser(description="Check the paper-scale default at paper B's configuration.")
     parser.add_argument("--publish", action="store_true", help="copy the result to data/ with its manifest entry")

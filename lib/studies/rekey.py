@@ -1,9 +1,9 @@
 r"""Re-key the committed results once, from the location-bound keys of cache format 1 to the location-free keys of
-format 2 (:mod:`lib.cache`): ``python -m lib.studies rekey --legacy-root DIR``.
+format 2 (:mod:`lib.core.cache`): ``python -m lib.studies rekey --legacy-root DIR``.
 
 Format 1 keyed a result by its function's module path, its config with each dataclass named by module path, and a
 fingerprint of every ``lib`` module the function imported. Format 2 keys it by a result name, type names and the
-numerics version (:func:`lib.numerics.numerics_version`). The mapping goes through :data:`TABLE`, written out. Every
+numerics version (:func:`lib.core.numerics.numerics_version`). The mapping goes through :data:`TABLE`, written out. Every
 entry is first checked under the old scheme against the last format-1 source tree (``DIR``, e.g. ``git worktree add
 DIR 132c8b1``): its old fingerprint must match that tree's code, so the payload is what that code computed. Payloads
 are copied byte for byte. Paper-scale units (``data/paper/*.json``) get their new unit keys from their study's
@@ -26,8 +26,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..cache import MAGIC, _atomic_write, _read_manifest, _sha256, canonical_config, config_key, numerics_version
-from ..env import DATA_DIR
+from ..core.cache import MAGIC, _atomic_write, _read_manifest, _sha256, config_key, numerics_version
+from ..core.env import DATA_DIR
 
 __all__ = ["TABLE", "rekey", "legacy_config_key"]
 
@@ -35,7 +35,7 @@ LEGACY_MAGIC = b"ATTNBOOK-CACHE 1\n"
 FINGERPRINT_ROOTS = ("lib",)
 
 #: Format 1's function ids -> format 2's result names. Config types are renamed from ``module.qualname`` to
-#: ``qualname`` (:func:`lib.cache.type_name`); no field is renamed in this step.
+#: ``qualname`` (:func:`lib.core.cache.type_name`); no field is renamed in this step.
 TABLE = {
     "results": {
         "lib.lm.study.analyze_run": "analyze_run",
@@ -235,8 +235,8 @@ def _rekey_units(data_dir: Path, manifest: dict, log: list[str], root: Path) -> 
 
 
 def _rekey_record(path: Path, data_dir: Path, manifest: dict, log: list[str], root: Path) -> None:
-    from ..paper_studies import make_study
-    from ..study_unit import unit_key
+    from .paper import make_study
+    from ._study import unit_key
 
     record = json.loads(path.read_text(encoding="utf-8"))
     study = make_study(path.stem, data_dir)
@@ -244,11 +244,10 @@ def _rekey_record(path: Path, data_dir: Path, manifest: dict, log: list[str], ro
         fps: dict[str, str] = {}
         mapping = {}
         for u in study.units:
-            fp = fps.setdefault(u.func, code_fingerprint(u.func.split(":")[0], root))
+            legacy = {name: func for func, name in TABLE["units"].items()}[u.name]  # where format 1 had it
+            fp = fps.setdefault(legacy, code_fingerprint(legacy.split(":")[0], root))
             old = {"__type__": "lib.study_unit.StudyUnit", "code": fp, "config": _legacy_canonical(u.config),
-                   "func": u.func}  # fmt: skip
-            if TABLE["units"][u.func] != u.name:
-                raise ValueError(f"{path.name}: unit function {u.func} is named {u.name}, the table says {TABLE['units'][u.func]}")
+                   "func": legacy}  # fmt: skip
             mapping[hashlib.sha256(_dumps(old).encode()).hexdigest()[:24]] = unit_key(u)
         missing = set(record["units"]) - set(mapping)
         if missing:

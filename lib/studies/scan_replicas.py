@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cache import Cache, cached
-from ..progress import progress
-from .committed import load_or_compute, publish_main
-from ..validate import check_size
+from ..core.cache import Cache, cached
+from ..core.progress import progress
+from ._study import load_or_compute, publish_main
+from ..core.validate import check_size
 from ..train.copy_map import CopyMapConfig
 from ..train.ensemble import AdamConfig
-from ..train.metrics import geometric_grid
+from ..measures.grids import geometric_grid
 from ..train.scan import TransitionScan, scan_transition
 
 __all__ = ["SUMMARY_FIELDS", "ScanReplicasConfig", "ScanReplicas", "scan_summary", "scan_replicas",

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cache import cached
-from .committed import publish_main
+from ..core.cache import cached
+from ._study import publish_main
 from ..tasks.linear_map import LinearMapTask
 from ..train.gpt_train import GPTRunConfig, Member, train_gpt
 from .paper_defaults import LINEAR_MAP_INIT

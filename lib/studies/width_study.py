@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cache import Cache, cached
-from .committed import load_or_compute, publish_main
-from ..progress import progress
+from ..core.cache import Cache, cached
+from ._study import load_or_compute, publish_main
+from ..core.progress import progress
 from ..tasks.automaton import AutomatonTask
-from ..validate import check_size
+from ..core.validate import check_size
 from ..tasks.linear_map import LinearMapTask
 from ..train.gpt_train import GPTRunConfig, Member, run_members
 from .paper_defaults import LINEAR_MAP_INIT
@@ -61,7 +61,7 @@ class WidthStudyConfig:
     ``ca_depths`` at ``ca_heads[0]`` heads, ``ca_steps`` steps of ``ca_tokens`` tokens, ``ca_eval_tokens`` held out.
     Both: ``seeds``/``ca_seeds``, ``lr``, ``eval_every``.
 
-    The held-out budgets are fields rather than constants so that a smoke run (:mod:`lib.smoke`) cuts them with the
+    The held-out budgets are fields rather than constants so that a smoke run (:mod:`lib.core.smoke`) cuts them with the
     training budgets: evaluation, with the attention statistics of every head, was 95 % of this study's smoke run.
     """
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..validate import check_size
+from ..core.validate import check_size
 
 __all__ = [
     "CopyTask",

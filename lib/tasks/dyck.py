@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..validate import check_size
+from ..core.validate import check_size
 
 __all__ = ["DyckTask", "dyck_batch", "dyck_top", "dyck_optimal_loss", "is_balanced"]
 

@@ -5,7 +5,7 @@ Everything here is DERIVED (ours) from the model of :mod:`lib.models.copy_head` 
 check it against Monte Carlo, finite-P exact posteriors and direct minimisation).
 
 Naming (the seed's, used throughout): **ĉ_1 / â_1 = uniform-pooling strength, ĉ_G / â_G = copy strength** (weight
-on the previous token); ``c1``, ``cG`` in code, and ``d = â_G − â_1`` for softmax. ``shared/reference/paperA.md``
+on the previous token); ``c1``, ``cG`` in code, and ``d = â_G − â_1`` for softmax. paper A
 §3.3 uses the opposite letters.
 
 Modules

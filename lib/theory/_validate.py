@@ -1,4 +1,4 @@
-"""Input validation shared by the theory modules (private; the generic checks are :mod:`lib.validate`).
+"""Input validation shared by the theory modules (private; the generic checks are :mod:`lib.core.validate`).
 
 Every public theory function validates its arguments here, so the error messages are uniform: a ``ValueError``
 that names the argument and the allowed range, or a ``TypeError`` for an argument of the wrong type.
@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 import torch
 
-from ..validate import check_choice, check_positive, check_size  # noqa: F401 (re-exported to the theory)
+from ..core.validate import check_choice, check_positive, check_size  # noqa: F401 (re-exported to the theory)
 from ..models.copy_objective import CopyPrior
 
 F64 = torch.float64

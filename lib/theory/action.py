@@ -1,7 +1,7 @@
 r"""Large-P (self-averaged) action of the attention posterior, and its reduced forms in the order parameters.
 
-All of this is DERIVED (ours; paper A's full text is not available): :file:`paperA.md` §3.2–3.3, §4.3, §4.4 and
-:file:`paperA_linear.md` §1, §3, §5 in ``shared/reference``, re-derived and checked in ``tests/test_theory.py``.
+All of this is DERIVED (ours; paper A's full text is not available): from its summary, §3.2–3.3, §4.3, §4.4, and
+paper A's linear-attention derivation (§1, §3, §5), re-derived and checked in ``tests/test_theory.py``.
 
 Large-P action
 --------------

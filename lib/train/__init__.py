@@ -14,7 +14,8 @@ from ..models.copy_objective import (
 from .copy_sgld import CopySGLDConfig, CopySGLDResult, PosteriorSamplingPlan, plane_coefficients, sample_copy_posterior
 from .ensemble import AdamConfig, EnsembleRun, member_grad_norm, train_ensemble
 from .sgld import LangevinRun, SGLDConfig, effective_sample_size, langevin, split_rhat
-from .metrics import LossDrops, count_minima, geometric_grid, jump_fraction, loss_drops, refine_grid, steepest_step
+from ..measures.grids import (LossDrops, count_minima, geometric_grid, jump_fraction, loss_drops, refine_grid,
+                              steepest_step)  # re-exported: lib.measures is their home
 from .scan import TransitionScan, scan_transition
 
 __all__ = [
@@ -53,7 +54,8 @@ __all__ = [
     "train_ensemble",
 ]
 from .gpt_train import GPTRun, GPTRunConfig, Member, run_members, task_parts, train_gpt
-from .pattern_metrics import attention_stats, first_below, midpoint_step, row_drops, spread, success_rate
+from .attention_stats import attention_stats
+from ..measures.curves import first_below, midpoint_step, row_drops, spread, success_rate  # re-exported: lib.measures is their home
 
 __all__ += [
     "GPTRun", "GPTRunConfig", "Member", "run_members", "task_parts", "train_gpt",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from ..cache import cached
+from ..core.cache import cached
 from ..models.copy_head import attention, init_copy_params
 from ..tasks.copy import CopyTask, check_size, copy_batch, nested_pair_counts, sample_tokens
 from ..models.copy_objective import CopyPrior, copy_objective, target_attention

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..cache import cached
+from ..core.cache import cached
 from ..models.copy_head import attention, init_copy_params
-from ..validate import check_size
+from ..core.validate import check_size
 from ..models.copy_objective import CopyPrior, copy_sq_error, population_loss, target_attention
 from .copy_problem import build_copy_problem, check_copy_grid, default_init_G, positive_trace
 from .ensemble import AdamConfig, train_ensemble
@@ -119,7 +119,7 @@ def fit_copy_map(cfg: CopyMapConfig, *, device: torch.device | str | None = None
 
     ``device`` (default CPU) is where the batch is trained; it is not part of the config (results do not depend
     on it beyond floating-point rounding). Results come back as NumPy arrays. Calls go through the results cache
-    (:mod:`lib.cache`; ``cache=False`` to bypass it, ``BOOK_CACHE=0`` to disable it).
+    (:mod:`lib.core.cache`; ``cache=False`` to bypass it, ``BOOK_CACHE=0`` to disable it).
     """
     if not isinstance(cfg, CopyMapConfig):
         raise TypeError(f"cfg must be a CopyMapConfig, got {type(cfg).__name__}")

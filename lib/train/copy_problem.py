@@ -13,7 +13,7 @@ import torch
 
 from ..models.copy_head import check_kind
 from ..tasks.copy import CopyTask, nested_pair_counts, sample_tokens
-from ..validate import check_size
+from ..core.validate import check_size
 from ..models.copy_objective import CopyPrior, copy_objective
 
 __all__ = ["check_copy_grid", "default_init_G", "CopyProblem", "build_copy_problem", "positive_trace"]

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..cache import cached
+from ..core.cache import cached
 from ..models.copy_head import attention, init_copy_params
-from ..validate import check_size
+from ..core.validate import check_size
 from ..models.copy_objective import CopyPrior, population_loss, target_attention
 from .copy_problem import build_copy_problem, check_copy_grid, default_init_G, positive_trace
 from .sgld import SGLDConfig, effective_sample_size, langevin, split_rhat

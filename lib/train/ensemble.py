@@ -27,7 +27,7 @@ from typing import Callable, Mapping
 
 import torch
 
-from ..progress import progress
+from ..core.progress import progress
 
 __all__ = ["AdamConfig", "EnsembleRun", "train_ensemble", "member_grad_norm", "CheckFn"]
 

@@ -1,7 +1,6 @@
 r"""Paper-scale GPT training: :func:`lib.train.run_members` with the matrix products in bfloat16 (or float32).
 
-:func:`lib.train.train_gpt` is the reference trainer: every committed study was trained with it, and its code enters
-their fingerprints. This module trains the same stacked run (same initialisation, same batches, same Adam, the same
+:func:`lib.train.train_gpt` is the reference trainer: every committed FAST study was trained with it. This module trains the same stacked run (same initialisation, same batches, same Adam, the same
 held-out evaluations and early stop) with the forward of :mod:`lib.models.gpt_fast`, whose ``precision`` sets the
 precision of the weight products:
 
@@ -25,10 +24,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..cache import cached
+from ..core.cache import cached
 from ..models.gpt import causal_bias, init_gpt_params
 from ..models.gpt_fast import PRECISIONS, train_logits
-from ..validate import check_choice
+from ..core.validate import check_choice
 from .ensemble import AdamConfig, train_ensemble
 from .gpt_train import GPTRun, GPTRunConfig, _evaluate, _HeldOut, task_parts
 

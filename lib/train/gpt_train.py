@@ -11,7 +11,7 @@ Training is online: every step draws fresh sequences per member, ``tokens_per_st
 the whole sequence (the paper's plotted loss). Every ``eval_every`` steps each member is evaluated on a fixed
 held-out batch (``eval_tokens // seq_len`` sequences from ``eval_seed``): the mean loss over all positions, the loss
 at each *predicting* query (those whose target is determined by the task) and, per head and query, the attention entropy,
-mass on the true support and top-s IoU (:func:`lib.train.pattern_metrics.attention_stats`).
+mass on the true support and top-s IoU (:func:`lib.train.attention_stats.attention_stats`).
 
 ``stop_below``: a member whose held-out predictable-position loss falls below it at an evaluation is frozen there
 (the trainer's check-point callback, :class:`_HeldOut`), and the run ends when every member is frozen. Nothing else
@@ -44,7 +44,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..cache import cached
+from ..core.cache import cached
 from ..models.gpt import GPTConfig, causal_bias, gpt_forward, init_gpt_params
 from ..models.hooks import Recorder
 from ..tasks.dyck import DyckTask, dyck_batch
@@ -55,7 +55,7 @@ from ..tasks.automaton import (
     predictable_queries,
     sample_rules,
 )
-from ..validate import check_size
+from ..core.validate import check_size
 from ..tasks.linear_map import (
     LinearMapTask,
     linear_map_mask,
@@ -63,7 +63,7 @@ from ..tasks.linear_map import (
     sample_map,
 )
 from .ensemble import AdamConfig, train_ensemble
-from .pattern_metrics import attention_stats
+from .attention_stats import attention_stats
 from .prepretrain import Transfer, apply_transfers
 
 __all__ = ["Member", "GPTRunConfig", "GPTRun", "TaskParts", "task_parts", "train_gpt", "run_members"]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..validate import check_size
+from ..core.validate import check_size
 
 __all__ = ["Transfer", "TRANSFER_KINDS", "transferred_names", "apply_transfers"]
 

@@ -196,14 +196,14 @@ def _cells_VL(study):
 
 
 def scaling_exponents(study, which: str, *, n_boot: int = 2000, seed: int = 0, level: float = 0.9) -> dict:
-    r"""Exponents of ``which`` against L and V, each an :class:`~lib.stats.Interval` over data draws.
+    r"""Exponents of ``which`` against L and V, each an :class:`~lib.core.stats.Interval` over data draws.
 
     Returns ``{"L": Interval, "V": Interval, "missing": n}``: the value is the fit of the per-cell means of
     :math:`\ln P` (draws without a point are left out and counted in ``missing``); the interval is the central
     ``level`` of the fits to cells whose draws were resampled with replacement, cell by cell. An exponent the design
     cannot fit (one distinct V or L), or a cell without any point, gives NaN throughout.
     """
-    from ..stats import Interval
+    from ..core.stats import Interval
 
     pts = scaling_points(study, which)
     V, L = _cells_VL(study)

@@ -1,7 +1,7 @@
 """Coarse-to-fine scan of a MAP sweep: locate the steepest change on a coarse grid, then resolve it on a fine one.
 
 The fine grid tells a jump from a steep but continuous rise: a discontinuity keeps nearly all of the change in one
-fine step (:func:`lib.train.metrics.jump_fraction` near 1), a continuous rise spreads it (about ``1/n_fine``).
+fine step (:func:`lib.measures.grids.jump_fraction` near 1), a continuous rise spreads it (about ``1/n_fine``).
 Nothing about where the transition is expected is given to the scan: the bracket comes from the coarse data.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
-from .metrics import count_minima, jump_fraction, refine_grid, steepest_step
+from ..measures.grids import count_minima, jump_fraction, refine_grid, steepest_step
 
 __all__ = ["TransitionScan", "scan_transition"]
 

@@ -21,7 +21,7 @@ from typing import Callable, Mapping
 import numpy as np
 import torch
 
-from ..progress import progress
+from ..core.progress import progress
 
 __all__ = ["SGLDConfig", "LangevinRun", "langevin", "split_rhat", "effective_sample_size"]
 

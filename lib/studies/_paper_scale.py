@@ -8,20 +8,19 @@ killed part-way resumes where it stopped. :func:`publish` then writes ``data/pap
 done ("7 of 10"), the study's summary of the done units, the command that continues it, its cost in CPU-hours and
 the CPU capability of every machine that computed a unit.
 
-Each unit's key holds the code fingerprint of its function (:func:`lib.cache.code_fingerprint`), so an edit of the
-training code gives new keys instead of mixing results of two versions of the code. Every unit runs with one torch
+Each unit's key holds the numerics version of its function (:func:`lib.core.numerics.numerics_version`), so an edit
+of the code that computes it gives new keys instead of mixing results of two versions of the code. Every unit runs with one torch
 thread in a spawned process, whichever executor carries it, so the published result does not depend on the
 executor (tested on a ``LocalCluster``).
 
 Usage::
 
-    python -m lib.paper_scale list          # the registered studies (lib.paper_studies) and what is published
-    python -m lib.paper_scale run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K]
+    python -m lib.studies list          # the registered studies (lib.studies.paper) and what is published
+    python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K]
 """
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures as cf
 import json
 import sys
@@ -30,11 +29,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from .cache import DATA_DIR, Cache, default_cache
-from .study_unit import StudyUnit, resolve, run_unit, unit, unit_key
+from ..core.cache import DATA_DIR, Cache, default_cache
+from ._study import StudyUnit, resolve, run_unit, unit, unit_key
 
 __all__ = ["StudyUnit", "PaperStudy", "unit", "run_unit", "run_study", "publish", "committed_units", "published",
-           "executor_for", "main"]  # fmt: skip
+           "executor_for"]  # fmt: skip
 
 #: Where published paper-scale studies live (one JSON file per study).
 PAPER_DIR = "paper"
@@ -58,7 +57,7 @@ class PaperStudy:
         JSON-serialisable dict (the published summary).
     measures : str
         ``"package.module:function"`` taking the published summary and returning ``{claim id: {"samples" or
-        "value", "control", "note"}}`` for the claims it can already judge (:func:`lib.claims.paper_records`); empty
+        "value", "control", "note"}}`` for the claims it can already judge (:func:`lib.studies.paper.paper_records`); empty
         for a study that measures no claim yet.
     """
 
@@ -81,17 +80,17 @@ class PaperStudy:
     @property
     def command(self) -> str:
         """The command that runs (or resumes) the study."""
-        return f"python -m lib.paper_scale run {self.name}"
+        return f"python -m lib.studies run {self.name}"
 
 
 def _init_local_worker(parent: int) -> None:
-    """A local pool's worker: one torch thread (as :func:`lib.sweep.local_executor`'s) and, on Linux, a SIGTERM the
+    """A local pool's worker: one torch thread (as :func:`lib.studies._sweep.local_executor`'s) and, on Linux, a SIGTERM the
     moment the process that started it dies (``prctl(PR_SET_PDEATHSIG)``). A study stopped with ``kill`` would
     otherwise leave its workers computing, for hours, units whose results nobody is left to store."""
     import os
     import signal
 
-    from .sweep import _init_worker
+    from ._sweep import _init_worker
 
     _init_worker()
     if sys.platform.startswith("linux"):
@@ -168,7 +167,7 @@ def run_study(study: PaperStudy, *, scheduler: str | None = None, workers: int |
     A unit is done when its result is committed (:func:`committed_units`) or in the results cache. Returns the
     published record (:func:`publish`). Units that fail are reported by :class:`lib.SweepError` after every success
     has been stored."""
-    from .sweep import run_sweep
+    from ._sweep import run_sweep
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive int or None, got {limit!r}")
@@ -190,7 +189,7 @@ def publish(study: PaperStudy, *, cache: Cache | None = None, data_dir: Path | s
     """The record of what is done (committed units, then the results cache; nothing is computed), written to
     ``data/paper/<name>.json`` and the data manifest when ``write``.
 
-    The record holds every done unit's result under its :func:`lib.study_unit.unit_key` (so a later session resumes
+    The record holds every done unit's result under its :func:`lib.studies._study.unit_key` (so a later session resumes
     from ``data/`` alone), the summary of the done units, "k of n", the command, the CPU-hours the done units took
     and the CPU capability of every machine that computed one."""
     cache = cache or default_cache()
@@ -215,44 +214,12 @@ def publish(study: PaperStudy, *, cache: Cache | None = None, data_dir: Path | s
         "units": {unit_key(u): o for u, o in zip(study.units, outs) if o is not None},
     }
     if write:
-        from .lm.results import register_files
+        from ..core.cache import register_files
 
         path = _record_path(study.name, data_dir)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         tmp.replace(path)
-        register_files([path], study.command, "lib.paper_scale.publish", data_dir=Path(data_dir))
+        register_files([path], study.command, "lib.studies._paper_scale.publish", data_dir=Path(data_dir))
     return record
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The command line (module docstring); the studies are :data:`lib.paper_studies.STUDIES`."""
-    from .paper_studies import STUDIES
-
-    parser = argparse.ArgumentParser(prog="python -m lib.paper_scale", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="the registered studies and what is published of each")
-    run = sub.add_parser("run", help="run (or resume) a study and publish what is done")
-    run.add_argument("name", choices=sorted(STUDIES))
-    run.add_argument("--scheduler", default=None, help="a dask scheduler, tcp://HOST:PORT (default: a local pool)")
-    run.add_argument("--workers", type=int, default=None, help="local pool size")
-    run.add_argument("--limit", type=int, default=None, help="run only the first K units")
-    pub = sub.add_parser("publish", help="publish what the results cache holds (computes nothing)")
-    pub.add_argument("name", choices=sorted(STUDIES))
-    args = parser.parse_args(argv)
-    if args.cmd == "list":
-        for name in sorted(STUDIES):
-            got = published(name)
-            print(f"{name}: " + (f"{got['done']} of {got['of']} units, {got['cpu_hours']} CPU-hours" if got else "not run"))
-        return 0
-    if args.cmd == "publish":
-        record = publish(STUDIES[args.name]())
-    else:
-        record = run_study(STUDIES[args.name](), scheduler=args.scheduler, workers=args.workers, limit=args.limit)
-    print(json.dumps({k: record[k] for k in ("study", "done", "of", "cpu_hours", "cpu_capability")}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

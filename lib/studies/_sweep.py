@@ -18,8 +18,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .cache import Cache, canonical_config, default_cache
-from .progress import progress
+from ..core.cache import Cache, canonical_config, default_cache
+from ..core.progress import progress
 
 __all__ = ["SweepResult", "SweepError", "run_sweep", "local_executor"]
 

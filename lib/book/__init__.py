@@ -6,7 +6,7 @@ Scale
 -----
 ``BOOK_FAST=1`` (the default) runs each chapter at CI scale: minutes on two CPU cores, still showing the
 phenomenon. ``BOOK_FAST=0`` runs at paper scale and uses CUDA when a GPU is present. ``BOOK_FAST=0 BOOK_SMOKE=f``
-is the smoke run of the paper scale (:mod:`lib.smoke`): the paper-scale configurations with their steps, seeds and
+is the smoke run of the paper scale (:mod:`lib.core.smoke`): the paper-scale configurations with their steps, seeds and
 token budgets cut by ``f``, so every paper-scale line executes in minutes; its claims are not judged. A chapter
 chooses each scale-dependent value with ``ctx.pick(fast, paper)``.
 """
@@ -18,14 +18,14 @@ import random
 import resource
 import sys
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from .env import DATA_DIR, ROOT, env_flag
-from .progress import progress
+from ..core.context import BookContext, context, set_context
+from ..core.env import DATA_DIR, ROOT, env_flag
+from ..core.progress import progress
 
 __all__ = [
     "ROOT",
@@ -69,71 +69,6 @@ FIGURE_STYLE: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class BookContext:
-    """What ``setup`` decided for one chapter run.
-
-    Attributes
-    ----------
-    chapter : str
-        The chapter's slug, e.g. ``"01_copy_task"``; recorded with every claim.
-    fast : bool
-        CI scale (True) or paper scale (False).
-    seed : int
-        The global seed set for ``random``, ``numpy`` and ``torch`` (after the ``BOOK_SEED`` offset).
-    device : torch.device
-        CUDA at paper scale when a GPU is present, CPU otherwise.
-    started : float
-        ``time.perf_counter()`` at setup, for the run-time report in ``finish``.
-    seed_offset : int
-        ``BOOK_SEED``: every chapter seed is moved by ``100000 * seed_offset`` (:mod:`lib.seeds`).
-    smoke : int
-        ``BOOK_SMOKE``: 0, or the factor by which the smoke run cuts the paper scale (:mod:`lib.smoke`).
-    """
-
-    chapter: str
-    fast: bool
-    seed: int
-    device: torch.device
-    started: float
-    seed_offset: int = 0
-    smoke: int = 0
-
-    @property
-    def scale(self) -> str:
-        """``"fast"``, ``"full"`` or ``"smoke"`` (the paper scale cut by ``BOOK_SMOKE``)."""
-        return "fast" if self.fast else "smoke" if self.smoke else "full"
-
-    def pick(self, fast, paper, *, count: bool = False, min_tokens: int | None = None):
-        """``fast`` at FAST scale, else ``paper`` (cut in a smoke run; :func:`lib.smoke.pick`).
-
-        ``count=True`` marks a plain ``int`` as a count of repetitions (samples, data sets, seeds), which a smoke
-        run divides; configs (frozen dataclasses) are always cut, other plain values never. ``min_tokens``: the
-        floor of a cut token budget (default :data:`lib.smoke.MIN_TOKENS`), for configs of shorter sequences.
-        """
-        from .smoke import MIN_TOKENS, pick
-
-        return pick(fast, paper, fast_mode=self.fast, count=count, factor=self.smoke,
-                    min_tokens=MIN_TOKENS if min_tokens is None else min_tokens)
-
-    def scaled(self, config):
-        """``config`` as this run uses it: cut by :func:`lib.smoke.cut` in a smoke run, else ``config`` itself (for
-        a config whose scale-dependent values the chapter has already chosen)."""
-        from .smoke import cut
-
-        return cut(config, self.smoke) if self.smoke else config
-
-    def check(self, condition, message: str) -> None:
-        """Assert a statement of the prose about a trained or sampled result (``AssertionError`` with ``message``
-        when it fails), except in a smoke run, whose cut runs decide nothing: there it only prints that the check
-        was not made. Statements about the theory, which a smoke run does not cut, stay plain asserts."""
-        if self.smoke:
-            print(f"smoke run: not checked: {message}")
-        elif not condition:
-            raise AssertionError(message)
-
-
-_CONTEXT: BookContext | None = None
 
 
 def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int = 1) -> BookContext:
@@ -151,7 +86,6 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
         ``torch.set_num_threads``. One thread is fastest for the book's small tensors on two cores (and lets two
         chapters run side by side).
     """
-    global _CONTEXT
     if not isinstance(chapter, str) or not chapter:
         raise ValueError(f"chapter must be a non-empty string, got {chapter!r}")
     if not isinstance(seed, int) or seed < 0:
@@ -159,9 +93,9 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int, got {threads!r}")
     fast = FAST if fast is None else bool(fast)
-    from .seeds import seed as _offset_seed, seed_offset
+    from ..core.seeds import seed as _offset_seed, seed_offset
 
-    from .smoke import smoke_factor
+    from ..core.smoke import smoke_factor
 
     offset, smoke = seed_offset(), smoke_factor()
     if smoke and fast:
@@ -178,20 +112,13 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
 
     use_cuda = (not fast) and torch.cuda.is_available()
     device = torch.device("cuda" if use_cuda else "cpu")
-    _CONTEXT = BookContext(chapter=chapter, fast=fast, seed=seed, device=device, started=time.perf_counter(),
-                           seed_offset=offset, smoke=smoke)
-    if env_flag("BOOK_CONSOLE", False):  # a build at a seed offset: progress on the console (lib.console)
-        from .console import enable
+    ctx = set_context(BookContext(chapter=chapter, fast=fast, seed=seed, device=device, started=time.perf_counter(),
+                                  seed_offset=offset, smoke=smoke))  # fmt: skip
+    if env_flag("BOOK_CONSOLE", False):  # a build at a seed offset: progress on the console (lib.core.console)
+        from ..core.console import enable
 
         enable(chapter, f"seed offset {offset}, {'FAST' if fast else 'paper'} scale")
-    return _CONTEXT
-
-
-def context() -> BookContext:
-    """The context of the current chapter run (``setup`` must have been called)."""
-    if _CONTEXT is None:
-        raise RuntimeError("lib.setup(chapter) has not been called in this kernel")
-    return _CONTEXT
+    return ctx
 
 
 def glue(name: str, value: Any, display: bool = False) -> Any:

@@ -19,13 +19,10 @@ grids of sizes, sparsities and architectures, the rate grids) and divides what o
 The results of a smoke run mean nothing: :func:`lib.claim` shows each claim as *not run* and judges none, and the
 ledger snapshot is never compared. ``f`` is read from ``BOOK_SMOKE`` (unset or 0: off; otherwise an integer
 :math:`\ge 2`); ``make smoke-paper`` sets it. Configs pass through :func:`cut` recursively (frozen dataclasses and
-tuples of them, as :func:`lib.seeds.reseed`), so a study's own nested configs (an ``AdamConfig``, an ``SGLDConfig``)
+tuples of them, as :func:`lib.core.seeds.reseed`), so a study's own nested configs (an ``AdamConfig``, an ``SGLDConfig``)
 are cut too.
 
-The intervals the book exports (:func:`bootstrap_interval`, :func:`ratio_interval`,
-:func:`group_bootstrap_interval`) are those of :mod:`lib.stats`, except that in a smoke run an interval of data the cut
-left undefined (fewer than two values, NaN, a statistic NaN on a resample) is NaN instead of a ``ValueError``. They
-live here, not in :mod:`lib.stats`, whose code enters the fingerprints of committed results.
+In a smoke run an interval of data the cut left undefined is NaN instead of an error (:mod:`lib.core.intervals`).
 """
 
 from __future__ import annotations
@@ -33,10 +30,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import numpy as np
 
-__all__ = ["smoke_factor", "cut", "pick", "MIN_TOKENS", "MIN_SEEDS", "bootstrap_interval", "ratio_interval",
-           "group_bootstrap_interval"]
+__all__ = ["smoke_factor", "cut", "pick", "MIN_TOKENS", "MIN_SEEDS"]
 
 #: The smallest token budget a cut leaves (or the paper's own, where that is smaller).
 MIN_TOKENS = 1024
@@ -142,45 +137,3 @@ def pick(fast, paper, *, fast_mode: bool, count: bool = False, factor: int | Non
             raise ValueError(f"a count must be a positive int, got {paper!r}")
         return _count(paper, f, 2)
     return cut(paper, f, min_tokens=min_tokens)
-
-
-def _nan_interval(level: float, n: int):
-    from .stats import Interval
-
-    return Interval(float("nan"), float("nan"), float("nan"), level, int(n))
-
-
-def _undefined(v: np.ndarray, finite: bool) -> bool:
-    return v.ndim != 1 or v.size < 2 or bool(np.isnan(v).any() if not finite else not np.isfinite(v).all())
-
-
-def bootstrap_interval(values, statistic=np.median, *, level: float = 0.9, **kw):
-    """:func:`lib.stats.bootstrap_interval`; NaN in a smoke run when ``values`` cannot define it (module docstring)."""
-    from . import stats
-
-    x = np.asarray(values, dtype=float)
-    if smoke_factor() and _undefined(x, finite=False):
-        return _nan_interval(level, x.size)
-    return stats.bootstrap_interval(values, statistic, level=level, **kw)
-
-
-def ratio_interval(a, b, statistic=np.median, *, level: float = 0.9, **kw):
-    """:func:`lib.stats.ratio_interval`; NaN in a smoke run when ``a`` or ``b`` cannot define it (module docstring)."""
-    from . import stats
-
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if smoke_factor() and (_undefined(x, finite=True) or _undefined(y, finite=True)):
-        return _nan_interval(level, x.size + y.size)
-    return stats.ratio_interval(a, b, statistic, level=level, **kw)
-
-
-def group_bootstrap_interval(statistic, sizes, *, level: float = 0.9, **kw):
-    """:func:`lib.stats.group_bootstrap_interval`; NaN in a smoke run when the statistic is NaN on a resample."""
-    from . import stats
-
-    try:
-        return stats.group_bootstrap_interval(statistic, sizes, level=level, **kw)
-    except ValueError as err:
-        if smoke_factor() and "returned NaN" in str(err):
-            return _nan_interval(level, int(np.sum(np.atleast_1d(sizes))))
-        raise

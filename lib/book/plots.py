@@ -11,8 +11,8 @@ import numpy as np
 import torch
 from matplotlib.collections import PolyCollection
 
-from .train.copy_map import CopyMapResult
-from .models.copy_objective import CopyPrior
+from ..train.copy_map import CopyMapResult
+from ..models.copy_objective import CopyPrior
 
 __all__ = ["attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs", "RUN_COLORS", "scan_figure",
            "filtered_at", "scan_state", "ternary_xy", "ternary_panel", "action_landscape", "action_landscape_figure"]
@@ -182,7 +182,7 @@ def ternary_panel(ax: plt.Axes, bins, values, title: str, cmap: str, vmin: float
 def action_landscape(ax: plt.Axes, P: float, L: int, V: int, T: float = 1.0) -> None:
     """The reduced softmax action :math:`\\mathcal S(d) - \\min` over its variable ``d`` (in units of ln L),
     the MAP (solid) and Bayesian (dashed) forms, at temperature ``T``."""
-    from .theory.action import softmax_action  # here: lib.theory imports lib, which imports this module
+    from ..theory.action import softmax_action  # here: lib.theory imports lib, which imports this module
 
     prior = CopyPrior(T=T)
     d = torch.linspace(-0.2, 1.1, 500, dtype=torch.float64) * np.log(L)

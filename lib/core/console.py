@@ -2,7 +2,7 @@
 
 A build at another seed offset (``BOOK_SEED=k make book``) recomputes every committed study a chapter reads, minutes
 of work per chapter. With ``BOOK_CONSOLE=1`` (the Makefile sets it at an offset) :func:`enable`, called by
-:func:`lib.setup`, sends every progress bar of :func:`lib.progress.progress` to the kernel process's own standard
+:func:`lib.setup`, sends every progress bar of :func:`lib.core.progress.progress` to the kernel process's own standard
 error (``sys.__stderr__``, which reaches the terminal of ``pytest -s``, not the notebook's outputs), one line per
 update at most every :data:`EVERY` seconds, each prefixed with the chapter and the seconds since it started::
 
@@ -55,5 +55,5 @@ def enable(chapter: str, note: str = "") -> None:
 
     _STATE.update(chapter=chapter, t0=time.perf_counter())
     tqdm.auto.tqdm = ConsoleBar
-    os.environ["BOOK_PROGRESS"] = "1"  # lib.progress reads it at each call: the bars are on, on the console only
+    os.environ["BOOK_PROGRESS"] = "1"  # lib.core.progress reads it at each call: the bars are on, on the console only
     say(f"started{': ' + note if note else ''}")

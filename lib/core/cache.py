@@ -8,7 +8,7 @@ An entry is one file ``<dir>/<name>/<config key>.pkl``::
 
 A result's identity is location-free: ``name`` is the function's registered name (:func:`cached`, default its
 ``__name__``), the canonical config names each dataclass by its registered type name (:func:`type_name`, default its
-``__qualname__``), never by module, and the numerics version (:func:`lib.numerics.numerics_version`) hashes the
+``__qualname__``), never by module, and the numerics version (:func:`lib.core.numerics.numerics_version`) hashes the
 definitions that compute it by content. Moving or renaming modules, or editing infrastructure, stales nothing.
 
 Loading re-checks everything: the magic line, the header, the payload's size (truncation) and sha256 (flipped
@@ -61,6 +61,7 @@ __all__ = [
     "cached",
     "publish",
     "verify_manifest",
+    "register_files",
     "load_committed",
 ]
 
@@ -295,9 +296,26 @@ class Cache:
         return value
 
 
+#: CPU features that change which kernels run (and so the last bits of float results).
+_ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu() -> dict:
+    """The CPU's model name and kernel-relevant features, from ``/proc/cpuinfo`` (empty where there is none)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    model = next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("model name")), "")
+    flags = next((set(ln.split(":", 1)[1].split()) for ln in text.splitlines() if ln.startswith("flags")), set())
+    return {"cpu": model, "isa": [f for f in _ISA_FLAGS if f in flags]}
+
+
 def _machine() -> dict:
-    """Where a result was computed: float results of the same code differ between CPU kernels and thread counts."""
-    out = {"arch": platform.machine(), "cpus": os.cpu_count()}
+    """Where a result was computed: float results of the same code differ between CPU kernels (two CPUs of one
+    torch capability may still differ in the last bits), and thread counts."""
+    out = {"arch": platform.machine(), "cpus": os.cpu_count(), **_cpu()}
     torch = sys.modules.get("torch")  # only when the computation used it (no import for numpy-only results)
     if torch is not None:
         out.update(torch=torch.__version__, cpu_capability=torch.backends.cpu.get_cpu_capability(),
@@ -408,3 +426,14 @@ def verify_manifest(data_dir: str | Path = DATA_DIR) -> list[str]:
         if path.is_file() and rel not in listed and rel not in (MANIFEST, "README.md"):
             problems.append(f"{rel}: committed under data/ but not in {MANIFEST}")
     return problems
+
+
+def register_files(paths, command: str, function: str, data_dir: Path = DATA_DIR) -> None:
+    """Add plain files under ``data_dir`` to its manifest (sha256, size, regenerating command, producing function)."""
+    manifest = _read_manifest(data_dir)
+    for path in paths:
+        data = Path(path).read_bytes()
+        rel = Path(path).resolve().relative_to(Path(data_dir).resolve()).as_posix()
+        manifest["files"][rel] = {"sha256": _sha256(data), "size": len(data), "command": command, "function": function}
+    manifest["files"] = dict(sorted(manifest["files"].items()))
+    _atomic_write(Path(data_dir) / "manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 __all__ = ["ROOT", "DATA_DIR", "env_flag"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = ROOT / "data"
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -35,8 +35,8 @@ from typing import Any, Callable
 __all__ = ["NUMERICS", "numerics_version", "reached_definitions"]
 
 #: Module prefixes whose definitions compute results (a prefix matches the module and its submodules).
-NUMERICS = ("lib.tasks", "lib.models", "lib.theory", "lib.train", "lib.measures", "lib.lm", "lib.seeds", "lib.stats",
-            "lib.core.seeds", "lib.core.stats")
+NUMERICS = ("lib.tasks", "lib.models", "lib.theory", "lib.train", "lib.measures", "lib.lm", "lib.core.seeds",
+            "lib.core.stats")
 
 
 def _in(module: str, prefixes: tuple[str, ...]) -> bool:

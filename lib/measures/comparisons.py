@@ -8,7 +8,7 @@ on groups :math:`g` of runs (e.g. sparsities),
 
 the geometric mean over the groups :math:`G` in which the fast configuration's averaged curve leaves the plateau
 within the budget :math:`T` (a slow curve still on it counts at :math:`T`, so :math:`r` is then a lower bound).
-Seed indices are arguments, so :func:`lib.stats.group_bootstrap_interval` can resample the seeds of each
+Seed indices are arguments, so :func:`lib.core.stats.group_bootstrap_interval` can resample the seeds of each
 configuration.
 """
 
@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .train.pattern_metrics import first_below
+from .curves import first_below
 
 __all__ = ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size", "archs_beating", "seed_spread",
            "input_bit_loss", "relaxation_times", "fluctuation", "group_time_ratios", "halves_time_ratio",
@@ -397,11 +397,11 @@ def spread_at_widest(emergence, cv):
 
     ``emergence`` ``(n_P, seeds)`` holds each seed's emergence step (``inf``: not within the budget), ``cv`` ``(n_P,)``
     the coefficient of each size (NaN where fewer than two seeds emerged). The interval resamples the seeds that
-    emerged at the widest size (:func:`lib.stats.bootstrap_interval` of
-    :func:`lib.stats.coefficient_of_variation`); ``None`` where no size has a coefficient (no seed emerged twice).
+    emerged at the widest size (:func:`lib.core.stats.bootstrap_interval` of
+    :func:`lib.core.stats.coefficient_of_variation`); ``None`` where no size has a coefficient (no seed emerged twice).
     """
-    from .smoke import bootstrap_interval  # NaN on cut data in a smoke run
-    from .stats import coefficient_of_variation
+    from ..core.intervals import bootstrap_interval  # NaN on cut data in a smoke run
+    from ..core.stats import coefficient_of_variation
 
     e, cv = np.asarray(emergence, dtype=float), np.asarray(cv, dtype=float)
     if e.ndim != 2 or cv.shape != e.shape[:1]:

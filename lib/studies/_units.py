@@ -1,0 +1,47 @@
+r"""The units of the paper-scale studies (:mod:`lib.studies.paper`): one training run each, reduced to what a study
+publishes (JSON as it is).
+
+:func:`fast_curves` trains on the fast trainer (:func:`lib.train.fast_train.run_fast`, fp32 or bf16, attention only);
+:func:`reference_curves` on the reference trainer (:func:`lib.train.gpt_train.run_members`): the token mixers other
+than attention, and the transformer beside them when a comparison must train both the same way (``b-mixer-tuning``,
+``b-mixer``).
+"""
+
+from __future__ import annotations
+
+from ..train.fast_train import FastRunConfig, run_fast
+from ..train.gpt_train import GPTRunConfig, run_members
+
+__all__ = ["fast_curves", "reference_curves"]
+
+
+def fast_curves(cfg: FastRunConfig) -> dict:
+    """Train ``cfg`` with :func:`lib.train.fast_train.run_fast`; its held-out curves.
+
+    Returns
+    -------
+    dict
+        ``steps`` (the evaluation steps), ``loss`` (full-sequence loss, one list per evaluation holding one value per
+        member) and ``pred_loss`` (the loss on the predicting positions, same layout), and ``steps_run`` (fewer than
+        ``cfg.run.steps`` when every member met ``stop_below``; a member frozen earlier repeats its last
+        evaluation). Floats, so that the result is JSON as it is.
+    """
+    run = run_fast(cfg)
+    return {"steps": [int(s) for s in run.steps], "loss": run.loss.tolist(), "pred_loss": run.pred_loss.tolist(),
+            "steps_run": int(run.steps_run)}  # fmt: skip
+
+
+def reference_curves(cfg: GPTRunConfig) -> dict:
+    """Train ``cfg`` with the reference trainer (:func:`lib.train.gpt_train.run_members`, uncached: the study caches
+    the unit); its held-out curves, in the layout of :func:`fast_curves`.
+
+    Returns
+    -------
+    dict
+        ``steps`` (the evaluation steps), ``loss`` (full-sequence loss, one list per evaluation holding one value per
+        member), ``pred_loss`` (the loss on the predicting positions, same layout) and ``steps_run`` (fewer than
+        ``cfg.steps`` when every member met ``stop_below``; a member frozen earlier repeats its last evaluation).
+    """
+    run = run_members(cfg)
+    return {"steps": [int(s) for s in run.steps], "loss": run.loss.tolist(), "pred_loss": run.pred_loss.tolist(),
+            "steps_run": int(run.steps_run)}  # fmt: skip
