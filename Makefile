@@ -25,7 +25,7 @@ export BOOK_WIDGETS := 0
 export BOOK_CONSOLE := $(if $(OFFSET),1,0)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test venv unit sync sync-check stage execute ledger accept-ledger html check-html determinism offset-check robustness smoke-paper chromium check-browser clean
+.PHONY: book test venv unit format sync sync-check stage execute ledger accept-ledger html check-html determinism offset-check robustness smoke-paper chromium check-browser clean
 
 book: venv stage execute ledger html
 	@echo "book: $(HTML)/index.html"
@@ -46,6 +46,9 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 unit: venv
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q -n $(JOBS) tests
 	MPLBACKEND=Agg ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q -n $(JOBS) tests
+
+format: venv
+	$(BIN)/ruff format lib tests tools benchmarks
 
 sync: venv
 	$(BIN)/python tools/bookctl.py sync

@@ -41,17 +41,30 @@ def straightforward_fit(cfg: CopyMapConfig, P: int, init_index: int) -> float:
     X, Y = copy_batch(tokens, cfg.V)  # (P, L, V) each
     copy = init_index == len(cfg.init_seeds)
     seed = 10_000 if copy else cfg.init_seeds[init_index]
-    G0, W0, _ = init_copy_params("softmax", cfg.L, cfg.V, seed=seed, init_G=1.0 if cfg.init_G is None else cfg.init_G,
-                                 init_W=cfg.init_W, copy_init=copy)
+    G0, W0, _ = init_copy_params(
+        "softmax",
+        cfg.L,
+        cfg.V,
+        seed=seed,
+        init_G=1.0 if cfg.init_G is None else cfg.init_G,
+        init_W=cfg.init_W,
+        copy_init=copy,
+    )
     G, W = G0.clone().requires_grad_(True), W0.clone().requires_grad_(True)
     pr, ad = cfg.prior, cfg.adam
     opt = torch.optim.Adam([G, W], lr=ad.lr, betas=ad.betas, eps=ad.eps)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=ad.steps, eta_min=ad.lr_final) if ad.lr_final else None
+    sched = (
+        torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=ad.steps, eta_min=ad.lr_final) if ad.lr_final else None
+    )
 
     def U():
         A = attention("softmax", G)  # (L, L)
         F = torch.einsum("ij,pjv,vc->pic", A, X, W)  # (P, L, V)
-        return ((Y - F) ** 2).sum() / (2 * pr.T * cfg.L) + (G**2).sum() / (2 * pr.sigma_G2) + (W**2).sum() / (2 * pr.sigma_W2)
+        return (
+            ((Y - F) ** 2).sum() / (2 * pr.T * cfg.L)
+            + (G**2).sum() / (2 * pr.sigma_G2)
+            + (W**2).sum() / (2 * pr.sigma_W2)
+        )
 
     for _ in range(ad.steps):
         opt.zero_grad()
@@ -74,8 +87,14 @@ def main() -> None:
     t_project = t_direct = 0.0
     worst = 0.0
     for L in args.L:
-        cfg = CopyMapConfig("softmax", V=8, L=L, P_grid=geometric_grid(100, 4000, args.n_P), init_seeds=(0, 1, 2),
-                            adam=AdamConfig(steps=args.steps, lr_final=1e-4))
+        cfg = CopyMapConfig(
+            "softmax",
+            V=8,
+            L=L,
+            P_grid=geometric_grid(100, 4000, args.n_P),
+            init_seeds=(0, 1, 2),
+            adam=AdamConfig(steps=args.steps, lr_final=1e-4),
+        )
         t0 = time.perf_counter()
         res = fit_copy_map(cfg, cache=False)
         t_p = time.perf_counter() - t0
@@ -84,8 +103,10 @@ def main() -> None:
         t_d = time.perf_counter() - t0
         rel = np.abs(U_direct - res.U) / np.abs(res.U)
         worst = max(worst, float(rel.max()))
-        print(f"L={L}: {res.U.size} models, P = {cfg.P_grid}: project {t_p:.1f} s, straightforward {t_d:.1f} s "
-              f"(x{t_d / t_p:.1f}); max relative difference of final U {rel.max():.1e}")
+        print(
+            f"L={L}: {res.U.size} models, P = {cfg.P_grid}: project {t_p:.1f} s, straightforward {t_d:.1f} s "
+            f"(x{t_d / t_p:.1f}); max relative difference of final U {rel.max():.1e}"
+        )
         t_project += t_p
         t_direct += t_d
     assert worst < 1e-3, f"the two paths disagree: max relative difference of final U = {worst:.2e}"
@@ -94,8 +115,10 @@ def main() -> None:
     from gpt_ensemble import measure  # noqa: E402  (chapter 6's tiny transformers; reported without a target)
 
     g = measure()
-    print(f"tiny transformers (chapter 6, 8 GPTs, 150 steps): stacked {g['stack']:.1f} s, loop {g['loop']:.1f} s CPU, "
-          f"ensemble/loop ratio {g['loop'] / g['stack']:.2f} (no target)")
+    print(
+        f"tiny transformers (chapter 6, 8 GPTs, 150 steps): stacked {g['stack']:.1f} s, loop {g['loop']:.1f} s CPU, "
+        f"ensemble/loop ratio {g['loop'] / g['stack']:.2f} (no target)"
+    )
     print(f"project {t_project:.1f} s, straightforward {t_direct:.1f} s, {args.steps} Adam steps per model")
     print(f"ratio={t_direct / t_project:.1f}")
 

@@ -37,8 +37,9 @@ def measure(members: int = 8, steps: int = 150, tokens: int = 512) -> dict:
 
     def config(seeds):
         members_ = tuple(Member(task, seed=s) for s in seeds)
-        return GPTRunConfig(members=members_, n_heads=8, d_head=4, tokens_per_step=tokens, steps=steps,
-                            eval_every=50, eval_tokens=1024)  # fmt: skip
+        return GPTRunConfig(
+            members=members_, n_heads=8, d_head=4, tokens_per_step=tokens, steps=steps, eval_every=50, eval_tokens=1024
+        )
 
     seeds = list(range(members))
     run_members(config(seeds[:1]))  # warm-up (allocator, lazy imports)
@@ -64,7 +65,9 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=512)
     args = parser.parse_args()
     m = measure(args.members, args.steps, args.tokens)
-    print(f"   loop: {m['loop']:.2f} s CPU for {args.members} GPTs ({args.steps} Adam steps, {args.tokens} tokens each)")
+    print(
+        f"   loop: {m['loop']:.2f} s CPU for {args.members} GPTs ({args.steps} Adam steps, {args.tokens} tokens each)"
+    )
     print(f"stacked: {m['stack']:.2f} s CPU for the same {args.members} GPTs")
     print(f"max |loss difference| between the two: {m['diff']:.1e}")
     print(f"ratio={m['loop'] / m['stack']:.2f}")

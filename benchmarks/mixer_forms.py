@@ -69,8 +69,10 @@ def main() -> None:
             diff = max(float((y_def - y_oth).abs().max()), max(float((g_def[k] - g_oth[k]).abs().max()) for k in g_def))
             assert diff < 1e-3, f"{name}: the two forms differ by {diff:.1e}"
             ratios.append(t_oth / t_def)
-            print(f"L={L:2d} {name:11s} default {default:9s} {1e3 * t_def:7.1f} ms   {other:9s} {1e3 * t_oth:7.1f} ms   "
-                  f"other/default {t_oth / t_def:5.2f}   max |difference| {diff:.1e}")  # fmt: skip
+            print(
+                f"L={L:2d} {name:11s} default {default:9s} {1e3 * t_def:7.1f} ms   {other:9s} {1e3 * t_oth:7.1f} ms   "
+                f"other/default {t_oth / t_def:5.2f}   max |difference| {diff:.1e}"
+            )
     print(f"ratio={math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}")
 
 

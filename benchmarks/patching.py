@@ -81,8 +81,12 @@ def main() -> None:
     masks = single_head_masks(L, H)  # (L*H, L, H)
 
     def loop_per_pair():
-        return torch.stack([torch.cat([patched_last_logits(old, ids[n : n + 1], donor[:, n : n + 1], m[None])[0]
-                                       for n in range(N)]) for m in masks])  # (L*H, N, V)
+        return torch.stack(
+            [
+                torch.cat([patched_last_logits(old, ids[n : n + 1], donor[:, n : n + 1], m[None])[0] for n in range(N)])
+                for m in masks
+            ]
+        )  # (L*H, N, V)
 
     def loop_per_head():
         return torch.cat([patched_last_logits(old, ids, donor, m[None]) for m in masks])  # (L*H, N, V)

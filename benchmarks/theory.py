@@ -75,7 +75,9 @@ def naive_point(model: str, P: float, L: float, method: str) -> tuple[np.ndarray
         starts = [np.array([a, b]) for a in mags for b in (0.0, 0.003, 0.03, 0.1)] + [np.array([-0.3, 0.1])]
     found = []
     for x0 in starts:
-        res = minimize(np_action, x0, args=(model, P, L, method), method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-10})
+        res = minimize(
+            np_action, x0, args=(model, P, L, method), method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-10}
+        )
         x = res.x
         if np.abs(res.jac).max() > 1e-4 * (1 + abs(res.fun)) or not _is_minimum(x, model, P, L, method):
             continue  # stopped early, or a saddle (e.g. the start c = 0 above the onset): not a minimum
@@ -126,15 +128,19 @@ def main() -> None:
 
     t_ours, res = ours(args.repeats)
     n_points = len(CASES) * LS.size * PS.size
-    print(f"ours : {t_ours:.3f} s for the full diagram ({n_points} points: {PS.size} P x {LS.size} L x 2 kinds x 2 methods)")
+    print(
+        f"ours : {t_ours:.3f} s for the full diagram ({n_points} points: {PS.size} P x {LS.size} L x 2 kinds x 2 methods)"
+    )
 
     sub = np.arange(0, PS.size, args.stride)
     t0 = time.perf_counter()
     naive = {case: [[naive_point(case[0], PS[j], float(L), case[1]) for j in sub] for L in LS] for case in CASES}
     t_sub = time.perf_counter() - t0
     t_naive = t_sub * PS.size / sub.size
-    print(f"naive: {t_sub:.2f} s on every {args.stride}-th P ({len(CASES) * LS.size * sub.size} points, incl. a "
-          f"finite-difference saddle check per end point), scaled to the full grid: {t_naive:.1f} s")
+    print(
+        f"naive: {t_sub:.2f} s on every {args.stride}-th P ({len(CASES) * LS.size * sub.size} points, incl. a "
+        f"finite-difference saddle check per end point), scaled to the full grid: {t_naive:.1f} s"
+    )
 
     n_cmp, missing = 0, []
     for case in CASES:
@@ -154,9 +160,11 @@ def main() -> None:
                         missing.append(barrier(x, ours_x, case, PS[j], float(LS[i])))
     shallow = [b for b in missing if b < 1.0]
     assert len(shallow) == len(missing), f"naive minima with barriers {sorted(missing)} nats are not among ours"
-    print(f"check: same global minimum at all {len(CASES) * LS.size * sub.size} compared points; "
-          f"{n_cmp - len(missing)} of {n_cmp} naive minima are among ours, the other {len(missing)} are shallow pockets "
-          f"(barrier to one of ours < 1 nat: max {max(missing, default=0):.2f})")
+    print(
+        f"check: same global minimum at all {len(CASES) * LS.size * sub.size} compared points; "
+        f"{n_cmp - len(missing)} of {n_cmp} naive minima are among ours, the other {len(missing)} are shallow pockets "
+        f"(barrier to one of ours < 1 nat: max {max(missing, default=0):.2f})"
+    )
     print(f"ratio={t_naive / t_ours:.1f}")
 
 

@@ -165,9 +165,12 @@ def main() -> None:
     run_members(paper_config(2)), plain_loop(paper_config(2))
     out = {}
 
-    methods = {"fast trainer, bf16": lambda: run_fast(FastRunConfig(cfg, "bf16")),
-               "fast trainer, fp32": lambda: run_fast(FastRunConfig(cfg, "fp32")),
-               "reference trainer": lambda: run_members(cfg), "plain loop": lambda: plain_loop(cfg)}  # fmt: skip
+    methods = {
+        "fast trainer, bf16": lambda: run_fast(FastRunConfig(cfg, "bf16")),
+        "fast trainer, fp32": lambda: run_fast(FastRunConfig(cfg, "fp32")),
+        "reference trainer": lambda: run_members(cfg),
+        "plain loop": lambda: plain_loop(cfg),
+    }
     times = {name: [] for name in methods}
     for _ in range(args.rounds):  # interleaved rounds; the fastest of each method (the least disturbed)
         for name, f in methods.items():
@@ -182,21 +185,33 @@ def main() -> None:
     drift_plain = max(float((v - as_plain[k]).abs().max()) for k, v in plain_model.state_dict().items())
     # The held-out output-bit loss the trainers record at the end (the same evaluation batch).
     diff16 = float(abs(fast.pred_loss[-1, 0] - reference.pred_loss[-1, 0]))
-    assert drift_plain < 1e-4, f"the reference trainer and the plain loop do not learn the same thing: {drift_plain:.2e}"
+    assert drift_plain < 1e-4, (
+        f"the reference trainer and the plain loop do not learn the same thing: {drift_plain:.2e}"
+    )
     assert drift32 < 1e-4, f"the fast trainer in float32 strays from the reference: {drift32:.2e}"
     assert diff16 < 1e-2, f"the bfloat16 trainer strays from the reference: |held-out loss difference| {diff16:.2e}"
     peak32, peak16, flops = matmul_rate(), matmul_rate(torch.bfloat16), 3 * forward_flops(cfg) * args.steps
-    print(f"CPU capability {torch.backends.cpu.get_cpu_capability()}, bfloat16 dot products in hardware: "
-          f"{torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()}")
+    print(
+        f"CPU capability {torch.backends.cpu.get_cpu_capability()}, bfloat16 dot products in hardware: "
+        f"{torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()}"
+    )
     print(f"dense matmul on one thread: float32 {peak32 / 1e9:.1f} GFLOP/s, bfloat16 {peak16 / 1e9:.1f} GFLOP/s")
-    rows = (("fast trainer, bf16", t_fast, peak16), ("fast trainer, fp32", t_fast32, peak32),
-            ("reference trainer", t_ref, peak32), ("plain loop", t_plain, peak32))  # fmt: skip
+    rows = (
+        ("fast trainer, bf16", t_fast, peak16),
+        ("fast trainer, fp32", t_fast32, peak32),
+        ("reference trainer", t_ref, peak32),
+        ("plain loop", t_plain, peak32),
+    )
     for name, t, peak in rows:
         rate = flops / t
-        print(f"{name:>18}: {1e3 * t / args.steps:6.1f} ms/step, {rate / 1e9:5.1f} GFLOP/s = {rate / peak:.0%} of its dense matmul")
-    print(f"after {args.steps} steps, max |weight difference| against the reference trainer: plain loop "
-          f"{drift_plain:.1e}, fast fp32 {drift32:.1e}; |held-out output-bit loss difference| bf16 {diff16:.1e} "
-          f"(at {reference.pred_loss[-1, 0]:.4f})")
+        print(
+            f"{name:>18}: {1e3 * t / args.steps:6.1f} ms/step, {rate / 1e9:5.1f} GFLOP/s = {rate / peak:.0%} of its dense matmul"
+        )
+    print(
+        f"after {args.steps} steps, max |weight difference| against the reference trainer: plain loop "
+        f"{drift_plain:.1e}, fast fp32 {drift32:.1e}; |held-out output-bit loss difference| bf16 {diff16:.1e} "
+        f"(at {reference.pred_loss[-1, 0]:.4f})"
+    )
     print(f"plain / reference trainer: {t_plain / t_ref:.2f}; plain / fast fp32: {t_plain / t_fast32:.2f}")
     print(f"ratio={t_plain / t_fast:.2f}")
 

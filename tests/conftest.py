@@ -20,7 +20,9 @@ os.environ["BOOK_CACHE"] = "0"
 
 def pytest_addoption(parser):
     parser.addoption("--html-dir", default=None, help="built HTML book to check (tests/test_built_html.py)")
-    parser.addoption("--executed-dir", default=None, help="staged book whose chapters nbmake executed (tests/test_determinism.py)")
+    parser.addoption(
+        "--executed-dir", default=None, help="staged book whose chapters nbmake executed (tests/test_determinism.py)"
+    )
     parser.addoption("--second-dir", default=None, help="a second staged copy whose first chapters were executed again")
 
 

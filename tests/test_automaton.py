@@ -88,8 +88,14 @@ def test_mask_has_three_keys_one_state_back():
         (lambda: AutomatonTask(N=0), "N must be >= 1"),
         (lambda: AutomatonTask(balanced=1), "balanced"),
         (lambda: sample_rules(None), "task"),
-        (lambda: automaton_step(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 9, dtype=torch.long), 2), "C\\*\\*3"),
-        (lambda: automaton_step(torch.zeros(2, 4, dtype=torch.long), torch.zeros(1, 8, dtype=torch.long), 2), "leading"),
+        (
+            lambda: automaton_step(torch.zeros(1, 4, dtype=torch.long), torch.zeros(1, 9, dtype=torch.long), 2),
+            "C\\*\\*3",
+        ),
+        (
+            lambda: automaton_step(torch.zeros(2, 4, dtype=torch.long), torch.zeros(1, 8, dtype=torch.long), 2),
+            "leading",
+        ),
         (lambda: automaton_batch(torch.zeros(2, 9, dtype=torch.long), 3, 4, 2, torch.Generator()), "C\\*\\*3"),
         (lambda: automaton_batch(torch.zeros(2, 8, dtype=torch.long), 3, 4, 1, torch.Generator()), "T"),
         (lambda: automaton_mask(3, 1), "T"),

@@ -12,7 +12,9 @@ import lib
 from lib.book import env_flag
 
 
-@pytest.mark.parametrize("raw, value", [("1", True), ("0", False), ("true", True), ("Off", False), (" yes ", True), ("", True)])
+@pytest.mark.parametrize(
+    "raw, value", [("1", True), ("0", False), ("true", True), ("Off", False), (" yes ", True), ("", True)]
+)
 def test_env_flag(monkeypatch, raw, value):
     monkeypatch.setenv("X_FLAG", raw)
     assert env_flag("X_FLAG", True) is value
@@ -39,7 +41,10 @@ def test_setup_seeds_threads_and_device():
     assert full.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
 
 
-@pytest.mark.parametrize("kwargs, match", [(dict(chapter=""), "chapter"), (dict(chapter="x", seed=-1), "seed"), (dict(chapter="x", threads=0), "threads")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [(dict(chapter=""), "chapter"), (dict(chapter="x", seed=-1), "seed"), (dict(chapter="x", threads=0), "threads")],
+)
 def test_setup_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         lib.setup(**kwargs)

@@ -94,8 +94,14 @@ def test_ledger_check_at_another_seed_offset_needs_nine_in_ten_kept(tmp_path, mo
     recs = [dataclasses.replace(base, id=f"X{i}") for i in range(10)]
     snap = tmp_path / "ledger.json"
     bookctl.accept_snapshot(recs, "fast", snap, ROOT)
-    moved = lambda n, off: [dataclasses.replace(r, status="contradicted" if i < n else r.status,  # noqa: E731
-                                                extra=dict(r.extra, seed_offset=off)) for i, r in enumerate(recs)]
+    moved = lambda n, off: [
+        dataclasses.replace(
+            r,
+            status="contradicted" if i < n else r.status,  # noqa: E731
+            extra=dict(r.extra, seed_offset=off),
+        )
+        for i, r in enumerate(recs)
+    ]
     monkeypatch.setattr(bookctl, "ledger", lambda out: ("# ledger", moved_now, paper_now))
     paper_now = []
     moved_now = moved(1, 4)  # 9 of 10 kept at offset 4: passes, listing the moved claim
@@ -175,8 +181,12 @@ def test_robustness_run_is_recorded_from_an_executed_book(tmp_path):
 def test_robustness_merge_redoes_only_the_named_chapters(tmp_path):
     target = tmp_path / "data" / "robustness.json"
     target.parent.mkdir()
-    base = {"label": "BOOK_SEED=1", "date": "2026-12-01", "failed_chapters": [],
-            "statuses": {"01_copy_task/A-loss": "reproduced", "06_sparse_patterns/B-bias": "partial"}}
+    base = {
+        "label": "BOOK_SEED=1",
+        "date": "2026-12-01",
+        "failed_chapters": [],
+        "statuses": {"01_copy_task/A-loss": "reproduced", "06_sparse_patterns/B-bias": "partial"},
+    }
     bookctl.record_robustness(base, target, ROOT)
     redo = dict(base, statuses={"06_sparse_patterns/B-bias": "not at our scale"})
     bookctl.record_robustness(redo, target, ROOT, merge=True)
@@ -192,10 +202,14 @@ def test_execution_times_read_the_cell_timestamps(tmp_path):
     path = out / f"{first}.ipynb"
     nb = json.loads(path.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    code[0]["metadata"]["execution"] = {"iopub.execute_input": "2026-12-07T03:00:00.000000Z",
-                                        "shell.execute_reply": "2026-12-07T03:00:01.000000Z"}
-    code[-1]["metadata"]["execution"] = {"iopub.execute_input": "2026-12-07T03:02:00.000000Z",
-                                         "shell.execute_reply": "2026-12-07T03:02:05.500000Z"}
+    code[0]["metadata"]["execution"] = {
+        "iopub.execute_input": "2026-12-07T03:00:00.000000Z",
+        "shell.execute_reply": "2026-12-07T03:00:01.000000Z",
+    }
+    code[-1]["metadata"]["execution"] = {
+        "iopub.execute_input": "2026-12-07T03:02:00.000000Z",
+        "shell.execute_reply": "2026-12-07T03:02:05.500000Z",
+    }
     path.write_text(json.dumps(nb))
     times = bookctl.execution_times(out, ROOT)
     assert times[Path(first).name] == 125.5  # first cell's start to the last cell's end

@@ -22,8 +22,14 @@ from tools import bookctl
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = bookctl.toc_files(ROOT)  # the landing page and every chapter
 CHAPTERS = bookctl.chapter_docnames(ROOT)
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files", "--hide-scrollbars",
-         "--virtual-time-budget=20000"]  # fmt: skip
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--allow-file-access-from-files",
+    "--hide-scrollbars",
+    "--virtual-time-budget=20000",
+]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,13 @@ from tools import bookctl
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = bookctl.chapter_docnames(ROOT)
 
-ERROR_MARKERS = ("Traceback (most recent call last)", "output traceback", "output error", "CellExecutionError", "ClaimMismatch")
+ERROR_MARKERS = (
+    "Traceback (most recent call last)",
+    "output traceback",
+    "output error",
+    "CellExecutionError",
+    "ClaimMismatch",
+)
 
 
 @pytest.fixture(scope="module")

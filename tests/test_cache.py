@@ -141,11 +141,21 @@ def test_numerics_version_follows_calls_and_ignores_prose(tmp_path, monkeypatch)
     or an uncalled function of the same module does not."""
     import importlib
 
-    root = _fresh(monkeypatch, tmp_path, "nvdemo", {"__init__.py": "", "a.py": "from .b import g\n\ndef f(x):\n    return g(x)\n",
-                                                     "b.py": 'def g(x):\n    """double"""\n    return 2 * x  # twice\n'})  # fmt: skip
+    root = _fresh(
+        monkeypatch,
+        tmp_path,
+        "nvdemo",
+        {
+            "__init__.py": "",
+            "a.py": "from .b import g\n\ndef f(x):\n    return g(x)\n",
+            "b.py": 'def g(x):\n    """double"""\n    return 2 * x  # twice\n',
+        },
+    )
     f = importlib.import_module("nvdemo.a").f
     v0 = numerics_version(f)
-    (root / "b.py").write_text('def g(x: int) -> int:\n    """Twice x."""\n    return 2 * x  # edited\n\ndef unused():\n    return 7\n')
+    (root / "b.py").write_text(
+        'def g(x: int) -> int:\n    """Twice x."""\n    return 2 * x  # edited\n\ndef unused():\n    return 7\n'
+    )
     assert numerics_version(f) == v0
     (root / "b.py").write_text("def g(x):\n    return 3 * x\n")
     assert numerics_version(f) != v0
@@ -156,14 +166,24 @@ def test_numerics_version_is_independent_of_location(tmp_path, monkeypatch):
     """The same definitions in other modules, reached through a package's re-export, give the same version."""
     import importlib
 
-    _fresh(monkeypatch, tmp_path, "nvloc", {"__init__.py": "", "one/__init__.py": "from .core import h\n",
-                                             "one/core.py": "SCALE = 3\n\ndef h(x):\n    return SCALE * x\n",
-                                             "user.py": "from .one import h\n\ndef f(x):\n    return h(x) + 1\n",
-                                             "two/__init__.py": "",
-                                             "two/deep/__init__.py": "from ..helpers import h\n",
-                                             "two/helpers.py": "def h(x):\n    return SCALE * x\n\nSCALE = 3\n",
-                                             "moved.py": "from .two.deep import h\n\n\ndef f(x):\n    return h(x) + 1\n"})  # fmt: skip
-    assert numerics_version(importlib.import_module("nvloc.user").f) == numerics_version(importlib.import_module("nvloc.moved").f)
+    _fresh(
+        monkeypatch,
+        tmp_path,
+        "nvloc",
+        {
+            "__init__.py": "",
+            "one/__init__.py": "from .core import h\n",
+            "one/core.py": "SCALE = 3\n\ndef h(x):\n    return SCALE * x\n",
+            "user.py": "from .one import h\n\ndef f(x):\n    return h(x) + 1\n",
+            "two/__init__.py": "",
+            "two/deep/__init__.py": "from ..helpers import h\n",
+            "two/helpers.py": "def h(x):\n    return SCALE * x\n\nSCALE = 3\n",
+            "moved.py": "from .two.deep import h\n\n\ndef f(x):\n    return h(x) + 1\n",
+        },
+    )
+    assert numerics_version(importlib.import_module("nvloc.user").f) == numerics_version(
+        importlib.import_module("nvloc.moved").f
+    )
 
 
 def test_numerics_version_follows_a_package_init_and_a_registry(tmp_path, monkeypatch):
@@ -171,21 +191,29 @@ def test_numerics_version_follows_a_package_init_and_a_registry(tmp_path, monkey
     time (a dict of specs, like lib.models.MIXERS) is reached through the registry."""
     import importlib
 
-    root = _fresh(monkeypatch, tmp_path, "nvreg", {
-        "__init__.py": "",
-        "inner/__init__.py": "from . import sub\nfrom .sub import h\n",
-        "inner/sub.py": "def h(x):\n    return x + 1\n",
-        "table.py": "REGISTRY = {}\n\ndef register(name, cls):\n    REGISTRY[name] = cls\n",
-        "impl.py": "from .table import register\n\nclass Impl:\n    def go(self, x):\n        return x * 5\n\nregister('impl', Impl)\n",
-        "user.py": "from .inner import h\nfrom .table import REGISTRY\nfrom . import impl  # noqa\n\n"
-                   "def f(x):\n    return REGISTRY['impl']().go(h(x))\n"})  # fmt: skip
+    root = _fresh(
+        monkeypatch,
+        tmp_path,
+        "nvreg",
+        {
+            "__init__.py": "",
+            "inner/__init__.py": "from . import sub\nfrom .sub import h\n",
+            "inner/sub.py": "def h(x):\n    return x + 1\n",
+            "table.py": "REGISTRY = {}\n\ndef register(name, cls):\n    REGISTRY[name] = cls\n",
+            "impl.py": "from .table import register\n\nclass Impl:\n    def go(self, x):\n        return x * 5\n\nregister('impl', Impl)\n",
+            "user.py": "from .inner import h\nfrom .table import REGISTRY\nfrom . import impl  # noqa\n\n"
+            "def f(x):\n    return REGISTRY['impl']().go(h(x))\n",
+        },
+    )
     f = importlib.import_module("nvreg.user").f
     v0 = numerics_version(f)
     (root / "inner/sub.py").write_text("def h(x):\n    return x + 2\n")
     assert numerics_version(f) != v0
     v1 = numerics_version(f)
-    (root / "impl.py").write_text("from .table import register\n\nclass Impl:\n    def go(self, x):\n        return x * 6\n\n"
-                                  "register('impl', Impl)\n")  # fmt: skip
+    (root / "impl.py").write_text(
+        "from .table import register\n\nclass Impl:\n    def go(self, x):\n        return x * 6\n\n"
+        "register('impl', Impl)\n"
+    )
     assert numerics_version(f) != v1
 
 

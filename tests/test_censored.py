@@ -19,7 +19,9 @@ def test_nothing_censored_below_is_the_plain_bootstrap():
     rng = np.random.default_rng(0)
     a, b = rng.uniform(200, 900, 7), rng.uniform(50, 300, 5)
     assert censored_ratio_interval(a, b, BUDGET) == ratio_interval(a, b)  # same resamples, same value
-    assert censored_ratio_interval(NEVER, EARLY, BUDGET) == ratio_interval(NEVER, EARLY)  # a censored numerator: a bound
+    assert censored_ratio_interval(NEVER, EARLY, BUDGET) == ratio_interval(
+        NEVER, EARLY
+    )  # a censored numerator: a bound
 
 
 def test_a_censored_denominator_gives_no_interval():

@@ -28,9 +28,24 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.md"))
 MAX_CELL = 20
 ALLOWED_IMPORTS = {"lib", "lib.theory", "lib.lm"}
 TRAINING = re.compile(r"^(train|fit|scan_transition$|run_sweep$)")
-PLOTTING = {"attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs", "scan_figure", "filtered_at",
-            "scan_state", "ternary_panel", "relative_to", "action_landscape", "action_landscape_figure", "interact", "glue", "finish"}
+PLOTTING = {
+    "attention_heatmap",
+    "plot_sweep",
+    "mark_interval",
+    "legend_for_runs",
+    "scan_figure",
+    "filtered_at",
+    "scan_state",
+    "ternary_panel",
+    "relative_to",
+    "action_landscape",
+    "action_landscape_figure",
+    "interact",
+    "glue",
+    "finish",
+}
 LIB_NAMES = ("lib", "th", "theory")  # how chapters name lib and its theory
+
 
 def _called_name(node: ast.Call) -> str:
     f = node.func
@@ -59,18 +74,29 @@ def chapter_report(text: str) -> dict:
                 report["long cells"].append(len(lines))
         tree = ast.parse("\n".join(ln for ln in cell.source.splitlines() if not ln.lstrip().startswith(("%", "!"))))
         if hidden:
-            computed = sorted({ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)
-                               and isinstance(n.func, ast.Attribute) and _root(n.func) in LIB_NAMES
-                               and n.func.attr not in PLOTTING})  # fmt: skip
+            computed = sorted(
+                {
+                    ast.unparse(n.func)
+                    for n in ast.walk(tree)
+                    if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute)
+                    and _root(n.func) in LIB_NAMES
+                    and n.func.attr not in PLOTTING
+                }
+            )
             if computed:
                 report["hidden computation"].append(computed)
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):  # a lambda argument is fine
                 report["defs"].append(node.name)
             elif isinstance(node, ast.Import):
-                report["imports"] += [a.name for a in node.names if a.name.startswith("lib.") and a.name not in ALLOWED_IMPORTS]
+                report["imports"] += [
+                    a.name for a in node.names if a.name.startswith("lib.") and a.name not in ALLOWED_IMPORTS
+                ]
             elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "lib":
-                if node.module not in ALLOWED_IMPORTS or any(a.name not in ("theory", "lm") for a in node.names if node.module == "lib"):
+                if node.module not in ALLOWED_IMPORTS or any(
+                    a.name not in ("theory", "lm") for a in node.names if node.module == "lib"
+                ):
                     report["imports"].append(node.module)
             if isinstance(node, (ast.For, ast.While)):
                 parts = node.body
@@ -80,8 +106,12 @@ def chapter_report(text: str) -> dict:
                 parts = [node.key, node.value]
             else:
                 continue
-            report["loops"] += [_called_name(m) for part in parts for m in ast.walk(part)
-                                if isinstance(m, ast.Call) and TRAINING.match(_called_name(m))]  # fmt: skip
+            report["loops"] += [
+                _called_name(m)
+                for part in parts
+                for m in ast.walk(part)
+                if isinstance(m, ast.Call) and TRAINING.match(_called_name(m))
+            ]
     report["code"], report["prose"] = code, prose
     return report
 
@@ -93,8 +123,12 @@ def _root(node: ast.AST) -> str:
 
 
 def broken_rules(report: dict) -> dict:
-    return {"loops": len(report["loops"]), "long cells": len(report["long cells"]),
-            "code > prose": report["code"] > report["prose"], "hidden computation": len(report["hidden computation"])}
+    return {
+        "loops": len(report["loops"]),
+        "long cells": len(report["long cells"]),
+        "code > prose": report["code"] > report["prose"],
+        "hidden computation": len(report["hidden computation"]),
+    }
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
@@ -133,22 +167,31 @@ runs = lib.load_context_study(lib.ContextStudyConfig.fast())
 """
 
 
-@pytest.mark.parametrize("cell, rule", [
-    ("def helper(x):\n    return x", "defs"),
-    ("from lib.train.copy_dynamics import train_copy_dynamics", "imports"),
-    ("import lib.train.copy_dynamics", "imports"),
-    ("runs = [lib.train_gpt(c) for c in configs]", "loops"),
-    ("for c in configs:\n    lib.fit_copy_map(c)", "loops"),
-    ("\n".join(f"x{i} = {i}" for i in range(21)), "long cells"),
-    (":tags: [hide-input]\n\nfig = lib.scan_figure(runs, 't')\ncurve = th.order_parameters_vs_P(runs)", "hidden computation"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "cell, rule",
+    [
+        ("def helper(x):\n    return x", "defs"),
+        ("from lib.train.copy_dynamics import train_copy_dynamics", "imports"),
+        ("import lib.train.copy_dynamics", "imports"),
+        ("runs = [lib.train_gpt(c) for c in configs]", "loops"),
+        ("for c in configs:\n    lib.fit_copy_map(c)", "loops"),
+        ("\n".join(f"x{i} = {i}" for i in range(21)), "long cells"),
+        (
+            ":tags: [hide-input]\n\nfig = lib.scan_figure(runs, 't')\ncurve = th.order_parameters_vs_P(runs)",
+            "hidden computation",
+        ),
+    ],
+)
 def test_a_chapter_breaking_one_rule_is_caught(cell, rule):
     assert all(not v for k, v in chapter_report(CLEAN).items() if k not in ("code", "prose"))
     broken = chapter_report(CLEAN + f"\n```{{code-cell}} ipython3\n{cell}\n```\n")
     assert broken[rule], rule
     if rule != "long cells":
         assert broken_rules(chapter_report(CLEAN))["code > prose"] is False
-    assert broken_rules(chapter_report(CLEAN + "\n```{code-cell} ipython3\nx = 1\ny = 2\nz = 3\n```\n"))["code > prose"] is True
+    assert (
+        broken_rules(chapter_report(CLEAN + "\n```{code-cell} ipython3\nx = 1\ny = 2\nz = 3\n```\n"))["code > prose"]
+        is True
+    )
 
 
 def test_lib_exports_exactly_what_chapters_use():
@@ -156,5 +199,7 @@ def test_lib_exports_exactly_what_chapters_use():
 
     used = set(re.findall(r"\blib\.([A-Za-z_]\w*)", "".join(p.read_text(encoding="utf-8") for p in CHAPTERS)))
     assert sorted(set(lib.__all__) - used) == [], "lib/__init__.py exports names no chapter uses"
-    assert sorted(used - set(lib.__all__) - {"lm", "theory"}) == [], "chapters use names lib/__init__.py does not export"
+    assert sorted(used - set(lib.__all__) - {"lm", "theory"}) == [], (
+        "chapters use names lib/__init__.py does not export"
+    )
     assert len(lib.__all__) == len(set(lib.__all__))

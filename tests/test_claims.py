@@ -14,8 +14,18 @@ import pytest
 
 import lib
 import lib.core.context
-from lib.claims import (CLAIM_KEY, REGISTRY, STATUSES, Check, ClaimRecord, Rule, collect_claims, get_check, judge,
-                        ledger_markdown)  # fmt: skip
+from lib.claims import (
+    CLAIM_KEY,
+    REGISTRY,
+    STATUSES,
+    Check,
+    ClaimRecord,
+    Rule,
+    collect_claims,
+    get_check,
+    judge,
+    ledger_markdown,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 # The ids of shared/reference/claims.md (the claims the book must carry), copied here so a fresh clone can check them.
@@ -86,8 +96,14 @@ def test_every_counted_check_has_a_partial_level_or_says_why_not():
         else:
             assert (k.partial is None) == bool(k.no_partial.strip()), key  # one or the other, never both
     with pytest.raises(ValueError, match="partial"):
-        Check("01_copy_task", "trained", "m", Rule(lib.claims.at_least(1), "r"), Rule(lib.claims.at_least(0.5), "p"),
-              no_partial="none")
+        Check(
+            "01_copy_task",
+            "trained",
+            "m",
+            Rule(lib.claims.at_least(1), "r"),
+            Rule(lib.claims.at_least(0.5), "p"),
+            no_partial="none",
+        )
 
 
 def test_a_claim_box_says_why_there_is_no_partial_level(chapter1):
@@ -117,7 +133,9 @@ def test_chapters_pass_no_criteria_and_only_registered_checks():
     assert len(calls) >= 40
     allowed = {"control", "samples", "interval", "text", "note", "extra"}
     for chapter, cid, keywords in calls:
-        assert keywords <= allowed, f"{chapter} {cid} passes {sorted(keywords - allowed)}: criteria live in the registry"
+        assert keywords <= allowed, (
+            f"{chapter} {cid} passes {sorted(keywords - allowed)}: criteria live in the registry"
+        )
         get_check(cid, chapter)  # raises when the registry has no such check
     registered = {(k.chapter, c.id) for c in REGISTRY.values() for k in c.checks}
     assert registered == {(ch, cid) for ch, cid, _ in calls}, "a registered check no chapter makes, or the reverse"
@@ -131,20 +149,32 @@ def test_checks_with_a_control_are_called_with_one():
 
 
 def test_list_command(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "lib.claims", "list", "--json"], cwd=ROOT, capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "lib.claims", "list", "--json"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     data = json.loads(run.stdout)
     assert {c["id"] for c in data} == set(REGISTRY)
     assert all(k["reproduced"]["why"] for c in data for k in c["checks"])
-    text = subprocess.run([sys.executable, "-m", "lib.claims", "list", "--chapter", "01_copy_task"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    text = subprocess.run(
+        [sys.executable, "-m", "lib.claims", "list", "--chapter", "01_copy_task"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "A-soft-order" in text and "B-sparsity" not in text and "control:" in text
 
 
 # --------------------------------------------------------------------------------------------- the rules
 def check(kind="trained", control="the effect removed", **kw):
-    base = dict(chapter="99_test_chapter", kind=kind, measure="m", reproduced=Rule(lib.claims.at_least(0.9), "paper: 1"),
-                partial=Rule(lib.claims.at_least(0.5), "half"), control=control)  # fmt: skip
+    base = dict(
+        chapter="99_test_chapter",
+        kind=kind,
+        measure="m",
+        reproduced=Rule(lib.claims.at_least(0.9), "paper: 1"),
+        partial=Rule(lib.claims.at_least(0.5), "half"),
+        control=control,
+    )
     base.update(kw)
     return Check(**base)
 
@@ -159,13 +189,19 @@ def test_reproduced_needs_interval_control_and_robustness():
     assert (status, raw) == ("partial", "partial") and unmet == ["no interval over seeds or prompts"]
     assert "not wholly" in judge(c, 0.95, control=0.1, interval=(0.8, 0.99), robust=kept)[2][0]
     assert judge(c, 0.95, control=None, interval=(0.91, 0.99), robust=kept)[2] == ["the control was not measured"]
-    assert judge(check(control=""), 0.95, control=0.1, interval=(0.91, 0.99), robust=kept)[2] == ["no negative control designed"]
+    assert judge(check(control=""), 0.95, control=0.1, interval=(0.91, 0.99), robust=kept)[2] == [
+        "no negative control designed"
+    ]
     status, raw, unmet = judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust=None)
     assert (status, raw) == ("partial", "reproduced") and "robustness" in unmet[0]
     status, raw, unmet = judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust={**kept, "BOOK_SEED=3": "partial"})
-    assert (status, raw) == ("partial", "reproduced") and unmet == ["fragile: the status held at 2 of 3 other seed offsets"]
+    assert (status, raw) == ("partial", "reproduced") and unmet == [
+        "fragile: the status held at 2 of 3 other seed offsets"
+    ]
     status, raw, unmet = judge(c, 0.95, control=0.1, interval=(0.91, 0.99), robust=kept, choice="picked L to match")
-    assert (status, raw) == ("partial", "partial") and unmet == ["the setting was chosen to match the paper: the agreement is built in"]
+    assert (status, raw) == ("partial", "partial") and unmet == [
+        "the setting was chosen to match the paper: the agreement is built in"
+    ]
 
 
 def test_a_control_that_passes_too_leaves_nothing_shown():
@@ -183,10 +219,14 @@ def test_a_control_that_passes_too_leaves_nothing_shown():
 def test_partial_must_hold_at_half_the_other_seed_offsets():
     c = check()
     seeds = lambda *s: {f"BOOK_SEED={k}": v for k, v in enumerate(s, 1)}  # noqa: E731
-    status, raw, unmet = judge(c, 0.6, control=0.1, robust=seeds("not at our scale", "not at our scale", "partial",
-                                                                 "not at our scale"))  # fmt: skip
+    status, raw, unmet = judge(
+        c, 0.6, control=0.1, robust=seeds("not at our scale", "not at our scale", "partial", "not at our scale")
+    )
     assert (status, raw) == ("not at our scale", "partial") and "partial or better at 1 of 4" in unmet[-1]
-    assert judge(c, 0.6, control=0.1, robust=seeds("not at our scale", "reproduced", "partial", "not at our scale"))[0] == "partial"
+    assert (
+        judge(c, 0.6, control=0.1, robust=seeds("not at our scale", "reproduced", "partial", "not at our scale"))[0]
+        == "partial"
+    )
     # the kernel runs reread seed 0's data: they do not count towards the seed offsets
     kernels = {"ATEN_CPU_CAPABILITY=avx2": "not at our scale", "ATEN_CPU_CAPABILITY=default": "not at our scale"}
     assert judge(c, 0.6, control=0.1, robust=kernels)[0] == "partial"
@@ -203,11 +243,19 @@ def test_partial_contradicted_derived_incomplete_and_not_run():
     status, _, unmet = judge(c, -0.6, smaller="S = 8 against the paper's 16")  # a smaller model cannot contradict
     assert status == "not at our scale" and "S = 8 against the paper's 16" in unmet[0]
     assert judge(c, None)[0] == "not run"
-    assert judge(c, 0.95, control=0.1, incomplete=["s = 5 not done"]) == ("incomplete", "incomplete", ["s = 5 not done"])
+    assert judge(c, 0.95, control=0.1, incomplete=["s = 5 not done"]) == (
+        "incomplete",
+        "incomplete",
+        ["s = 5 not done"],
+    )
     # our own derivation is never counted: always derived, with its verdict
     d = check(kind="derived", control="", contradicted=Rule(lib.claims.at_most(-0.5), "x"))
     assert [judge(d, x)[:2] for x in (0.95, 0.6, 0.1, -0.6)] == [
-        ("derived", "holds"), ("derived", "holds weakly"), ("derived", "does not hold"), ("derived", "says the opposite")]
+        ("derived", "holds"),
+        ("derived", "holds weakly"),
+        ("derived", "does not hold"),
+        ("derived", "says the opposite"),
+    ]
     assert judge(d, 0.95)[2] == []
 
 
@@ -253,7 +301,9 @@ def test_a_qualitative_claim_takes_the_interval_of_its_condition(book_context):
     with pytest.raises(ValueError, match="disagrees"):
         lib.claim("S-precursor", False, interval=sure, control=False, show=False, robustness=[])
     with pytest.raises(ValueError, match="indicator"):
-        lib.claim("S-precursor", True, interval=lib.core.stats.Interval(0.7, 0.5, 0.9, 0.9, 4), control=False, show=False)
+        lib.claim(
+            "S-precursor", True, interval=lib.core.stats.Interval(0.7, 0.5, 0.9, 0.9, 4), control=False, show=False
+        )
 
 
 # --------------------------------------------------------------------------------------------- lib.claim
@@ -301,8 +351,12 @@ def test_samples_give_the_bootstrap_interval(book_context):
         (("A-soft-order", "0.5"), {}, TypeError, "number"),
         (("A-loss", 0.5), {}, TypeError, "bool"),
         (("A-soft-order", float("nan")), {}, ValueError, "NaN"),
-        (("A-soft-order", 0.5), {"samples": [0.1, 0.2], "interval": lib.bootstrap_interval([0.1, 0.2])}, ValueError,
-         "not both"),
+        (
+            ("A-soft-order", 0.5),
+            {"samples": [0.1, 0.2], "interval": lib.bootstrap_interval([0.1, 0.2])},
+            ValueError,
+            "not both",
+        ),
         (("A-soft-order", 0.5), {"interval": (0.1, 0.2)}, TypeError, "Interval"),
         (("A-soft-order", 0.5), {"extra": {"f": object()}}, TypeError, "serializable"),
     ],
@@ -322,10 +376,16 @@ def test_claim_needs_setup(monkeypatch):
 
 # --------------------------------------------------------------------------------------------- the ledger
 def fake_notebook(tmp_path, name, records):
-    outputs = [{"output_type": "display_data", "metadata": {CLAIM_KEY: r.to_json()}, "data": {"text/plain": str(r)}}
-               for r in records]  # fmt: skip
-    nb = {"cells": [{"cell_type": "code", "execution_count": 1, "source": "", "metadata": {}, "outputs": outputs}],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    outputs = [
+        {"output_type": "display_data", "metadata": {CLAIM_KEY: r.to_json()}, "data": {"text/plain": str(r)}}
+        for r in records
+    ]
+    nb = {
+        "cells": [{"cell_type": "code", "execution_count": 1, "source": "", "metadata": {}, "outputs": outputs}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = tmp_path / f"{name}.ipynb"
     path.write_text(json.dumps(nb))
     return path
@@ -387,8 +447,12 @@ def test_robustness_runs_decide_fragility(chapter1):
     missing = kept[:1] + [{"label": "BOOK_SEED=2", "statuses": {}}]  # the run never reached the claim
     rec = lib.claim("A-loss", True, interval=sure, control=False, show=False, robustness=missing)
     assert rec.status == "partial" and "1 of 2" in rec.unmet[0]
-    assert "1 of 2 other seed offsets, 0 of 1 CPU kernels" in lib.claim(
-        "A-loss", True, interval=sure, control=False, show=False, robustness=missing + flipped[1:]).robust_text()
+    assert (
+        "1 of 2 other seed offsets, 0 of 1 CPU kernels"
+        in lib.claim(
+            "A-loss", True, interval=sure, control=False, show=False, robustness=missing + flipped[1:]
+        ).robust_text()
+    )
 
 
 def test_parts_and_meets_read_the_thresholds_from_the_registry(chapter1):
@@ -411,7 +475,9 @@ def test_parts_and_meets_read_the_thresholds_from_the_registry(chapter1):
         part_holds("A-loss", "x", 1.0)
     mixer = get_check("B-mixer", "07_token_mixers")[1]
     lo = mixer.reproduced.criterion.lo
-    assert meets("B-mixer", lo, chapter="07_token_mixers") and not meets("B-mixer", lo * 0.999, chapter="07_token_mixers")
+    assert meets("B-mixer", lo, chapter="07_token_mixers") and not meets(
+        "B-mixer", lo * 0.999, chapter="07_token_mixers"
+    )
     assert meets("B-mixer", mixer.partial.criterion.lo, "partial", chapter="07_token_mixers")
     with pytest.raises(ValueError, match="rule must be"):
         meets("B-mixer", 1.0, "likely", chapter="07_token_mixers")
@@ -448,14 +514,17 @@ def test_headline_counts_per_paper_and_names_paper_b_by_scale():
     lib.setup("06_sparse_patterns", fast=True)
     fast = lib.claim("B-heads-one", 1, control=9, show=False, robustness=[])  # a single head learns at FAST
     assert fast.status == "not at our scale" and "smaller than the paper's" in fast.unmet[0]
-    paper = lib.claims.build_record("B-heads-one", "06_sparse_patterns", 0, control=9, scale="paper",
-                                    committed="b-heads-one", robustness=[])  # fmt: skip
+    paper = lib.claims.build_record(
+        "B-heads-one", "06_sparse_patterns", 0, control=9, scale="paper", committed="b-heads-one", robustness=[]
+    )
     assert paper.status == "partial"  # fixed seeds; at the paper's setting the contradicted rule would stand
     assert lib.claims.build_record("B-heads-one", "06_sparse_patterns", 2, scale="paper").status == "contradicted"
     text = lib.claims.counts_markdown([fast], [paper])
     assert "| Paper B (1 check) | 0 | 0 | 1 | 0 |" in text
-    assert "No claim of paper B is reproduced yet; at FAST scale, none reproduced or partial — at paper scale, " \
-           "partial: B-heads-one." in text
+    assert (
+        "No claim of paper B is reproduced yet; at FAST scale, none reproduced or partial — at paper scale, "
+        "partial: B-heads-one." in text
+    )
 
 
 def test_committed_history_is_current():
@@ -464,8 +533,12 @@ def test_committed_history_is_current():
     be written again (`python -m lib.claims history --write`, in a commit after the change)."""
     from lib.claims.history import history, load_history
 
-    if subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
-                      text=True).stdout.strip() != "false":  # fmt: skip
+    if (
+        subprocess.run(
+            ["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        != "false"
+    ):
         pytest.skip("needs the git history")
     saved = load_history()
     assert set(saved) == {f"{k.chapter}/{c.id}" for c in REGISTRY.values() for k in c.checks}

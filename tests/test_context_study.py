@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 
 import lib
-from lib.studies.context_study import (ContextStudyConfig, bias_ratio, context_study, growth_per_doubling,
-                                     plateau_exponent)
+from lib.studies.context_study import (
+    ContextStudyConfig,
+    bias_ratio,
+    context_study,
+    growth_per_doubling,
+    plateau_exponent,
+)
 
 
 def test_run_configs_stack_every_seed_at_one_width_and_bias():
@@ -23,9 +28,16 @@ def test_run_configs_stack_every_seed_at_one_width_and_bias():
         cfg.run_config(12, 0.0)
 
 
-@pytest.mark.parametrize("kw, match", [(dict(sizes=(8,)), "sizes"), (dict(sizes=(16, 8)), "sizes"),
-                                       (dict(biases=(3.0,)), "biases"), (dict(seeds=(0,)), "seeds"),
-                                       (dict(plateau_frac=1.0), "plateau_frac")])  # fmt: skip
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(sizes=(8,)), "sizes"),
+        (dict(sizes=(16, 8)), "sizes"),
+        (dict(biases=(3.0,)), "biases"),
+        (dict(seeds=(0,)), "seeds"),
+        (dict(plateau_frac=1.0), "plateau_frac"),
+    ],
+)
 def test_bad_configs(kw, match):
     with pytest.raises(ValueError, match=match):
         ContextStudyConfig(**kw)
@@ -46,8 +58,18 @@ def test_measures_on_known_plateaus():
 
 
 def test_a_tiny_sweep_end_to_end():
-    cfg = ContextStudyConfig(sizes=(4, 8), biases=(0.0, 3.0), steps=30, biased_steps=30, seeds=(0, 1), eval_every=10,
-                             tokens_per_step=128, eval_tokens=256, n_heads=2, d_head=4)  # fmt: skip
+    cfg = ContextStudyConfig(
+        sizes=(4, 8),
+        biases=(0.0, 3.0),
+        steps=30,
+        biased_steps=30,
+        seeds=(0, 1),
+        eval_every=10,
+        tokens_per_step=128,
+        eval_tokens=256,
+        n_heads=2,
+        d_head=4,
+    )
     st = context_study(cfg, cache=False)
     assert set(st.steps) == {(4, 0.0), (4, 3.0), (8, 0.0), (8, 3.0)}
     assert st.pred_loss[8, 0.0].shape[1] == 2 and st.plateaus(3.0).shape == (2, 2)

@@ -46,8 +46,11 @@ def _a_soft_300_ch1():
 
 def _a_loss_ch1():
     loss_jump = np.array([[0.95, 0.9, 0.92], [0.95, 0.9, 0.92]])  # (2 heads, data sets): both heads drop sharply
-    sharp_soft = lambda g: parts_hold("A-loss", {"softmax share": np.median(g[0]), "linear share": np.median(g[1])},  # noqa: E731
-                                      chapter=CH1)  # fmt: skip
+    sharp_soft = lambda g: parts_hold(
+        "A-loss",
+        {"softmax share": np.median(g[0]), "linear share": np.median(g[1])},  # noqa: E731
+        chapter=CH1,
+    )
     sharp_lin = np.array([[0.95, 0.9, 0.92], [0.05, 0.04, 0.06]])  # the linear head in the softmax role, sharp there
     return bool(sharp_soft(sharp_lin[[0, 1]])) and not bool(sharp_soft(loss_jump[[1, 1]]))  # control of the cell
 
@@ -59,9 +62,21 @@ def _fake_sweep(kind, L, P, target, A):
     n = len(P)
     cfg = CopyMapConfig(kind, V=8, L=L, P_grid=tuple(int(p) for p in P), init_seeds=(0,), copy_init=False)
     zeros = np.zeros((n, 1))
-    return CopyMapResult(config=cfg, P=np.asarray(P), inits=("seed 0",), U=zeros, train_loss=zeros, test_loss=zeros,
-                         target=np.asarray(target, dtype=float)[:, None], grad_norm=zeros, A=A[:, None],
-                         W=np.zeros((n, 1, 8, 8)), beta=zeros, best=np.zeros(n, dtype=int), steps_run=1)  # fmt: skip
+    return CopyMapResult(
+        config=cfg,
+        P=np.asarray(P),
+        inits=("seed 0",),
+        U=zeros,
+        train_loss=zeros,
+        test_loss=zeros,
+        target=np.asarray(target, dtype=float)[:, None],
+        grad_norm=zeros,
+        A=A[:, None],
+        W=np.zeros((n, 1, 8, 8)),
+        beta=zeros,
+        best=np.zeros(n, dtype=int),
+        steps_run=1,
+    )
 
 
 def _adam_pair(on_theory: bool, uniform: bool):
@@ -70,11 +85,16 @@ def _adam_pair(on_theory: bool, uniform: bool):
     from lib.theory import order_parameters_vs_P
 
     out = []
-    for kind, model, L, P in (("softmax", "softmax", 32, np.array([200, 300, 400, 600, 900])),
-                              ("linear", "linear_v2", 16, np.array([5, 20, 80, 300]))):  # fmt: skip
+    for kind, model, L, P in (
+        ("softmax", "softmax", 32, np.array([200, 300, 400, 600, 900])),
+        ("linear", "linear_v2", 16, np.array([5, 20, 80, 300])),
+    ):
         target = order_parameters_vs_P(model, 8, L, P.astype(float), method="map").target + (0 if on_theory else 0.5)
-        A = np.full((len(P), L, L), 1.0 / L) if uniform else np.broadcast_to(
-            lib.tasks.copy.shift_matrix(L).numpy(), (len(P), L, L)).copy()
+        A = (
+            np.full((len(P), L, L), 1.0 / L)
+            if uniform
+            else np.broadcast_to(lib.tasks.copy.shift_matrix(L).numpy(), (len(P), L, L)).copy()
+        )
         out.append(_fake_sweep(kind, L, P, target, A))
     return out
 
@@ -106,10 +126,17 @@ def _a_soft_order_ch4():
 
     def branches(kind):  # chains of both initialisations that stay apart: the copy ones at 0.9, the others at 0.05
         is_copy = np.array([True, True, False, False])
-        target = np.broadcast_to(np.where(is_copy, 0.9, 0.05)[None, :, None], (3, 4, 2)).copy()  # (n_P, chains, samples)
-        return SimpleNamespace(config=SimpleNamespace(kind=kind), P=np.array([100, 200, 300]), is_copy=is_copy,
-                               target=target, rhat=np.ones(3),
-                               branch_mean=lambda name, copy: target[:, is_copy == copy].mean(axis=(1, 2)))  # fmt: skip
+        target = np.broadcast_to(
+            np.where(is_copy, 0.9, 0.05)[None, :, None], (3, 4, 2)
+        ).copy()  # (n_P, chains, samples)
+        return SimpleNamespace(
+            config=SimpleNamespace(kind=kind),
+            P=np.array([100, 200, 300]),
+            is_copy=is_copy,
+            target=target,
+            rhat=np.ones(3),
+            branch_mean=lambda name, copy: target[:, is_copy == copy].mean(axis=(1, 2)),
+        )
 
     return hysteresis(branches("softmax"), branches("linear"))["gap_lin"]  # a linear posterior with two branches
 
@@ -134,18 +161,34 @@ def _b_random_ch5():
 
     steps = np.tile(np.array([100.0, 300.0] * 4), (1, 2, 1))  # (S, R, P): even prompts 3x sooner than odd ones
     never = np.zeros_like(steps, dtype=bool)
-    pts = RunPoints(task="repetition", sizes=("s",), seeds=(0, 1), last=1000.0, seed_steps=np.array([[200.0, 200.0]]),
-                    never=np.zeros((1, 2), bool), present=np.ones((1, 2), bool), prompt_steps=steps,
-                    prompt_never=never)  # fmt: skip
+    pts = RunPoints(
+        task="repetition",
+        sizes=("s",),
+        seeds=(0, 1),
+        last=1000.0,
+        seed_steps=np.array([[200.0, 200.0]]),
+        never=np.zeros((1, 2), bool),
+        present=np.ones((1, 2), bool),
+        prompt_steps=steps,
+        prompt_never=never,
+    )
     return float(np.nanmin(pts.within[pts.learning_sizes()]))
 
 
 def _b_never_ch5():
     from lib.lm.study_report import RunPoints
 
-    pts = RunPoints(task="icr", sizes=("s",), seeds=(0, 1), last=1000.0, seed_steps=np.array([[200.0, 1000.0]]),
-                    never=np.array([[False, True]]), present=np.ones((1, 2), bool),
-                    prompt_steps=np.zeros((1, 2, 4)), prompt_never=np.zeros((1, 2, 4), bool))  # fmt: skip
+    pts = RunPoints(
+        task="icr",
+        sizes=("s",),
+        seeds=(0, 1),
+        last=1000.0,
+        seed_steps=np.array([[200.0, 1000.0]]),
+        never=np.array([[False, True]]),
+        present=np.ones((1, 2), bool),
+        prompt_steps=np.zeros((1, 2, 4)),
+        prompt_never=np.zeros((1, 2, 4), bool),
+    )
     return pts.never_count([0])  # a never-solver on the control task
 
 
@@ -153,9 +196,17 @@ def _b_size_ch5():
     from lib.lm.study_report import RunPoints
 
     t = np.array([[100.0, 400.0, 100.0, 400.0]])  # the even seeds 4x sooner than the odd ones
-    pts = RunPoints(task="repetition", sizes=("s",), seeds=(0, 1, 2, 3), last=1000.0, seed_steps=t,
-                    never=np.zeros((1, 4), bool), present=np.ones((1, 4), bool), prompt_steps=np.zeros((1, 4, 2)),
-                    prompt_never=np.zeros((1, 4, 2), bool))  # fmt: skip
+    pts = RunPoints(
+        task="repetition",
+        sizes=("s",),
+        seeds=(0, 1, 2, 3),
+        last=1000.0,
+        seed_steps=t,
+        never=np.zeros((1, 4), bool),
+        present=np.ones((1, 4), bool),
+        prompt_steps=np.zeros((1, 4, 2)),
+        prompt_never=np.zeros((1, 4, 2), bool),
+    )
     r = pts.halves_control()
     return min(r, 1 / r)
 
@@ -217,8 +268,14 @@ def _b_prepre_ch7():
 
 
 def _s_precursor_ch8():
-    test = lambda lin, soft: parts_hold("S-precursor", {"linear slowing": lin,  # noqa: E731
-                                                        "softmax over linear slowing": soft / lin}, chapter=CH8)
+    test = lambda lin, soft: parts_hold(
+        "S-precursor",
+        {
+            "linear slowing": lin,  # noqa: E731
+            "softmax over linear slowing": soft / lin,
+        },
+        chapter=CH8,
+    )
     slow_lin, slow_far, slow_soft = 20.0, 10.0, 2.0  # a linear head that slows far above its onset too
     return test(slow_far, slow_soft) or test(slow_lin, slow_lin)
 
@@ -239,33 +296,50 @@ def _s_context_ch8():
 
 #: (claim id, chapter) -> probe. A probe returns the control as its chapter computes it, on data with the effect.
 PROBES = {
-    ("A-soft-order", CH1): _a_soft_order_ch1, ("A-soft-coexist", CH1): _a_soft_coexist_ch1,
-    ("A-soft-300", CH1): _a_soft_300_ch1, ("A-lin-order", CH1): _a_lin_order_ch1, ("A-loss", CH1): _a_loss_ch1,
-    ("A-adam", CH4): _a_adam_ch4, ("A-adam-Pstar", CH4): _a_adam_pstar_ch4, ("A-red", CH4): _a_red_ch4,
-    ("A-soft-order", CH4): _a_soft_order_ch4, ("A-sgld", CH4): _a_sgld_ch4, ("A-sgld-soft", CH4): _a_sgld_soft_ch4,
+    ("A-soft-order", CH1): _a_soft_order_ch1,
+    ("A-soft-coexist", CH1): _a_soft_coexist_ch1,
+    ("A-soft-300", CH1): _a_soft_300_ch1,
+    ("A-lin-order", CH1): _a_lin_order_ch1,
+    ("A-loss", CH1): _a_loss_ch1,
+    ("A-adam", CH4): _a_adam_ch4,
+    ("A-adam-Pstar", CH4): _a_adam_pstar_ch4,
+    ("A-red", CH4): _a_red_ch4,
+    ("A-soft-order", CH4): _a_soft_order_ch4,
+    ("A-sgld", CH4): _a_sgld_ch4,
+    ("A-sgld-soft", CH4): _a_sgld_soft_ch4,
     ("A-precursor", CH4): _a_precursor_ch4,
-    ("B-random", CH5): _b_random_ch5, ("B-never", CH5): _b_never_ch5, ("B-size", CH5): _b_size_ch5,
+    ("B-random", CH5): _b_random_ch5,
+    ("B-never", CH5): _b_never_ch5,
+    ("B-size", CH5): _b_size_ch5,
     ("B-abrupt", CH5): _b_abrupt_ch5,
-    ("B-context", CH6): _b_context_ch6, ("B-bias", CH6): _b_bias_ch6, ("B-random", CH6): _b_random_ch6,
-    ("B-heads", CH6): _b_heads_ch6, ("B-heads-one", CH6): _b_heads_one_ch6, ("B-dhead", CH6): _b_dhead_ch6,
-    ("B-mixer", CH7): _b_mixer_ch7, ("B-ca-best", CH7): _b_ca_best_ch7, ("B-prepre", CH7): _b_prepre_ch7,
-    ("S-precursor", CH8): _s_precursor_ch8, ("S-heads", CH8): _s_heads_ch8, ("S-random", CH8): _s_random_ch8,
+    ("B-context", CH6): _b_context_ch6,
+    ("B-bias", CH6): _b_bias_ch6,
+    ("B-random", CH6): _b_random_ch6,
+    ("B-heads", CH6): _b_heads_ch6,
+    ("B-heads-one", CH6): _b_heads_one_ch6,
+    ("B-dhead", CH6): _b_dhead_ch6,
+    ("B-mixer", CH7): _b_mixer_ch7,
+    ("B-ca-best", CH7): _b_ca_best_ch7,
+    ("B-prepre", CH7): _b_prepre_ch7,
+    ("S-precursor", CH8): _s_precursor_ch8,
+    ("S-heads", CH8): _s_heads_ch8,
+    ("S-random", CH8): _s_random_ch8,
     ("S-context", CH8): _s_context_ch8,
-}  # fmt: skip
+}
 
 #: Controls whose probe needs a study's whole readout (a trained fit, a patching run); each names the measure, shared
 #: with the value, that makes it able to pass: the same function on the control's data.
 SAME_AS_VALUE = {
     ("A-lin-V2", CH4): "the same scaling fit (lib.train.scaling_fits), its other exponent: passes when the crossover "
-                       "scales as V²",
+    "scales as V²",
     ("A-lin-cross", CH4): "the same scaling fit, the onset's exponent in L: passes when the onset scales as L^1.5",
     ("A-lin-cross-bulk", CH4): "the same scaling fit, the onset's exponent in L: passes when the onset scales as L²",
     ("B-patch", CH5): "the same recovery (lib.lm.study), for two random heads: passes when those two carry the gain",
     ("B-staircase", CH6): "the same rank correlation (lib.row_drops, lib.first_below) with another seed's focus "
-                          "steps: passes when seeds find the rows in the same order",
+    "steps: passes when seeds find the rows in the same order",
     ("B-sparsity", CH6): "the same gap (lib.sparsity_study) at step 0: passes when the initial loss depends on s",
     ("B-depth", CH6): "the same score of paired differences for odd minus even seeds: passes when the halves differ",
-}  # fmt: skip
+}
 
 
 def _controlled_checks():
@@ -296,6 +370,9 @@ def test_a_degenerate_control_is_caught():
     assert not meets("B-bias", larger, chapter=CH6)
     # A-loss with the heads exchanged: whenever the value passes, the exchanged test fails
     sharp = np.array([[0.95, 0.9, 0.92], [0.05, 0.04, 0.06]])
-    test = lambda g: parts_hold("A-loss", {"softmax share": np.median(g[0]), "linear share": np.median(g[1])},  # noqa: E731
-                                chapter=CH1)  # fmt: skip
+    test = lambda g: parts_hold(
+        "A-loss",
+        {"softmax share": np.median(g[0]), "linear share": np.median(g[1])},  # noqa: E731
+        chapter=CH1,
+    )
     assert test(sharp) and not test(sharp[::-1])

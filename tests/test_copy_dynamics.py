@@ -10,8 +10,17 @@ from lib.train.copy_dynamics import CopyDynamicsConfig, _emergence, train_copy_d
 
 
 def small(**kw):
-    base = dict(kind="softmax", V=4, L=6, P_grid=(5, 200), seeds=(0, 1, 2), batch_size=8, threshold=0.4,
-                record_every=10, adam=AdamConfig(lr=0.05, steps=300))
+    base = dict(
+        kind="softmax",
+        V=4,
+        L=6,
+        P_grid=(5, 200),
+        seeds=(0, 1, 2),
+        batch_size=8,
+        threshold=0.4,
+        record_every=10,
+        adam=AdamConfig(lr=0.05, steps=300),
+    )
     base.update(kw)
     return CopyDynamicsConfig(**base)
 
@@ -39,8 +48,18 @@ def test_full_batch_gradient_is_the_map_objective_gradient():
 
     cfg = small(batch_size=None, P_grid=(50,), seeds=(0,), adam=AdamConfig(lr=0.05, steps=200, lr_final=1e-4))
     dyn = train_copy_dynamics(cfg, cache=False)
-    ref = fit_copy_map(CopyMapConfig("softmax", V=4, L=6, P_grid=(50,), init_seeds=(0,), copy_init=False,
-                                     adam=AdamConfig(lr=0.05, steps=200, lr_final=1e-4)), cache=False)
+    ref = fit_copy_map(
+        CopyMapConfig(
+            "softmax",
+            V=4,
+            L=6,
+            P_grid=(50,),
+            init_seeds=(0,),
+            copy_init=False,
+            adam=AdamConfig(lr=0.05, steps=200, lr_final=1e-4),
+        ),
+        cache=False,
+    )
     # same initial parameters, same optimiser, same objective: the same trajectory
     assert abs(dyn.final_target[0, 0] - ref.filtered("target")[0]) < 1e-8
 
@@ -92,9 +111,16 @@ def _result(emergence, steps=100):
     emergence = np.asarray(emergence, dtype=float)
     n_P, n_S = emergence.shape
     cfg = small(P_grid=tuple(range(5, 5 + n_P)), seeds=tuple(range(n_S)), adam=AdamConfig(lr=0.05, steps=steps))
-    return CopyDynamicsResult(config=cfg, P=np.array(cfg.P_grid), seeds=np.arange(n_S), steps=np.arange(10) * 10,
-                              target=np.zeros((n_P, n_S, 10)), loss=np.zeros((n_P, n_S, 10)), emergence=emergence,
-                              final_target=np.zeros((n_P, n_S)))  # fmt: skip
+    return CopyDynamicsResult(
+        config=cfg,
+        P=np.array(cfg.P_grid),
+        seeds=np.arange(n_S),
+        steps=np.arange(10) * 10,
+        target=np.zeros((n_P, n_S, 10)),
+        loss=np.zeros((n_P, n_S, 10)),
+        emergence=emergence,
+        final_target=np.zeros((n_P, n_S)),
+    )
 
 
 def test_emergence_statistics_leave_censored_runs_out():

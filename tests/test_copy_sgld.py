@@ -76,10 +76,18 @@ def test_the_sampling_plan_builds_chapter_4s_runs():
 
     fast = PosteriorSamplingPlan.fast()
     sgld = SGLDConfig(step_size=2e-3, steps=6000, burn_in=0.5, thin=50)
-    assert fast.softmax() == CopySGLDConfig("softmax", V=8, L=32, P_grid=(150, 250, 377, 500, 650, 800, 1000),
-                                            sgld=sgld, random_chains=2, copy_chains=2)  # fmt: skip
-    assert fast.linear() == CopySGLDConfig("linear", V=8, L=16, P_grid=(10, 20, 40, 60, 80, 90, 100, 120, 160, 250, 500),
-                                           sgld=sgld, random_chains=3, copy_chains=1)  # fmt: skip
+    assert fast.softmax() == CopySGLDConfig(
+        "softmax", V=8, L=32, P_grid=(150, 250, 377, 500, 650, 800, 1000), sgld=sgld, random_chains=2, copy_chains=2
+    )
+    assert fast.linear() == CopySGLDConfig(
+        "linear",
+        V=8,
+        L=16,
+        P_grid=(10, 20, 40, 60, 80, 90, 100, 120, 160, 250, 500),
+        sgld=sgld,
+        random_chains=3,
+        copy_chains=1,
+    )
     paper = PosteriorSamplingPlan.paper()
     assert paper.sgld.steps > fast.sgld.steps and set(fast.P_soft) < set(paper.P_soft) and paper.copy_chains == 4
     with pytest.raises(ValueError):

@@ -50,11 +50,14 @@ def test_readouts_equal_the_chapter_cell_on_the_theory():
     assert r.c1_half < r.cG_half  # uniform pooling first
 
 
-@pytest.mark.parametrize("curve", [
-    _curve(np.arange(1, 8), np.ones(7), np.ones(7), np.ones(7), model="softmax"),
-    _curve(np.arange(1, 4), np.ones(3), np.ones(3), np.ones(3)),
-    SimpleNamespace(model="linear_v2", P=np.arange(1, 8), x=np.ones((7, 3)), bayes_test_loss=np.ones(7)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "curve",
+    [
+        _curve(np.arange(1, 8), np.ones(7), np.ones(7), np.ones(7), model="softmax"),
+        _curve(np.arange(1, 4), np.ones(3), np.ones(3), np.ones(3)),
+        SimpleNamespace(model="linear_v2", P=np.arange(1, 8), x=np.ones((7, 3)), bayes_test_loss=np.ones(7)),
+    ],
+)
 def test_readouts_reject_bad_curves(curve):
     with pytest.raises(ValueError):
         lib.linear_curve_readouts(curve)
@@ -93,10 +96,16 @@ def test_softmax_law_ratio_and_summary(soft):
     assert "exponent of L ln^2 L" in soft.table() and LAW in soft.law_table()
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(V=8, L=np.array([32, 16])), dict(V=8, L=[16.0, 32.0]), dict(V=1, L=[16, 32]),
-    dict(V=8, L=[16, 32], methods=("mle",)), dict(V=8, L=[16, 32], fit_from=64, top_from=32),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(V=8, L=np.array([32, 16])),
+        dict(V=8, L=[16.0, 32.0]),
+        dict(V=1, L=[16, 32]),
+        dict(V=8, L=[16, 32], methods=("mle",)),
+        dict(V=8, L=[16, 32], fit_from=64, top_from=32),
+    ],
+)
 def test_softmax_scaling_rejects_bad_input(kwargs):
     with pytest.raises(ValueError):
         lib.softmax_scaling(**kwargs)

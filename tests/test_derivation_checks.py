@@ -20,8 +20,10 @@ def mc_setup():
     L, V = 3, 2
     counts = lib.pair_counts(lib.sample_tokens(lib.CopyTask(V=V, L=L, P=4, seed=0)), V)
     S = lib.shift_matrix(L)
-    cases = {"softmax, copy": ("softmax", 2 * math.log(L) * S, None),
-             "linear, uniform": ("linear_v2", torch.zeros(L, L, dtype=F64), torch.tensor(2.0, dtype=F64))}
+    cases = {
+        "softmax, copy": ("softmax", 2 * math.log(L) * S, None),
+        "linear, uniform": ("linear_v2", torch.zeros(L, L, dtype=F64), torch.tensor(2.0, dtype=F64)),
+    }
     return cases, counts, marginal_checks(cases, counts, n_samples=2**12, n_importance=256, seed=5)
 
 

@@ -41,8 +41,10 @@ from lib.studies.mixer_tuning import MixerTuningConfig
 from lib.train import GPTRunConfig, Member, run_members, task_parts
 from lib.train.fast_train import FastRunConfig, run_fast
 
-pytestmark = [pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA"),
-              pytest.mark.usefixtures("strict_float32")]  # fmt: skip
+pytestmark = [
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA"),
+    pytest.mark.usefixtures("strict_float32"),
+]
 
 DEVICE = "cuda"
 LR = 1e-3
@@ -80,8 +82,9 @@ def losses_and_gradients(cfg: GPTRunConfig, device) -> tuple[torch.Tensor, dict[
     """Per-member losses ``(E,)`` and gradients at the initial parameters on one batch, computed on ``device``,
     returned on the CPU."""
     model, E = cfg.model(), len(cfg.members)
-    tokens = torch.stack([task_parts(m.task).sample(cfg.batch, torch.Generator().manual_seed(m.seed))
-                          for m in cfg.members]).to(device)  # (E, B, L), drawn on the CPU  # fmt: skip
+    tokens = torch.stack(
+        [task_parts(m.task).sample(cfg.batch, torch.Generator().manual_seed(m.seed)) for m in cfg.members]
+    ).to(device)  # (E, B, L), drawn on the CPU
     params = init_gpt_params(model, [m.seed for m in cfg.members], device=device)
     params = {k: v.requires_grad_(True) for k, v in params.items()}
     logits = gpt_forward(params, tokens[..., :-1], model)  # c M is left out here (run_members applies it)

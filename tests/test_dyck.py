@@ -12,7 +12,9 @@ from lib.tasks.dyck import DyckTask, dyck_batch, dyck_optimal_loss, dyck_top, is
 from lib.train.gpt_train import GPTRunConfig, Member, run_members, task_parts
 
 
-@pytest.mark.parametrize("task", [DyckTask(), DyckTask(k=1, length=10), DyckTask(k=3, length=20, max_depth=2, p_open=0.8)])
+@pytest.mark.parametrize(
+    "task", [DyckTask(), DyckTask(k=1, length=10), DyckTask(k=3, length=20, max_depth=2, p_open=0.8)]
+)
 def test_strings_are_balanced_and_seeded(task):
     x = dyck_batch(task, 500, torch.Generator().manual_seed(0))
     assert x.shape == (500, task.length) and x.dtype == torch.long
@@ -69,8 +71,18 @@ def test_trains_in_the_harness_with_nan_attention_statistics():
     task = DyckTask(k=2, length=12)
     parts = task_parts(task)
     assert not parts.has_mask and parts.queries.tolist() == list(range(11))
-    run = run_members(GPTRunConfig(members=(Member(task, seed=0),), n_heads=2, d_head=4, tokens_per_step=96, steps=60,
-                                   eval_every=20, eval_tokens=240, lr=1e-2))  # fmt: skip
+    run = run_members(
+        GPTRunConfig(
+            members=(Member(task, seed=0),),
+            n_heads=2,
+            d_head=4,
+            tokens_per_step=96,
+            steps=60,
+            eval_every=20,
+            eval_tokens=240,
+            lr=1e-2,
+        )
+    )
     assert run.token_loss.shape == (4, 1, 11) and np.isnan(run.entropy).all()
     assert run.pred_loss[-1, 0] < run.pred_loss[0, 0] - 0.2  # learns something (the start is ln 4 = 1.39)
 

@@ -47,8 +47,9 @@ def test_fp32_logits_and_gradients_equal_the_reference_to_float32_rounding():
 def test_shorter_input_and_plain_bias():
     params, tokens, _ = inputs(L=7)
     bias = torch.rand(7, 7)  # c M without the causal term: built inside, as gpt_forward does
-    torch.testing.assert_close(train_logits(params, tokens, CFG, bias=bias), gpt_forward(params, tokens, CFG, bias=bias),
-                               rtol=1e-6, atol=1e-6)  # fmt: skip
+    torch.testing.assert_close(
+        train_logits(params, tokens, CFG, bias=bias), gpt_forward(params, tokens, CFG, bias=bias), rtol=1e-6, atol=1e-6
+    )
 
 
 def test_bf16_logits_and_gradients_stay_within_bfloat16_rounding():
@@ -67,14 +68,25 @@ def test_bf16_logits_and_gradients_stay_within_bfloat16_rounding():
 def small_run(**kw):
     task = LinearMapTask(4, 1, seed=0, distinct=True)
     members = (Member(task, seed=0), Member(task, seed=1, bias=4.0))  # the biased member learns within the budget
-    base = dict(members=members, n_heads=2, d_head=4, tokens_per_step=256, steps=120, lr=1e-2, eval_every=20,
-                eval_tokens=256, stop_below=0.05)  # fmt: skip
+    base = dict(
+        members=members,
+        n_heads=2,
+        d_head=4,
+        tokens_per_step=256,
+        steps=120,
+        lr=1e-2,
+        eval_every=20,
+        eval_tokens=256,
+        stop_below=0.05,
+    )
     base.update(kw)
     return GPTRunConfig(**base)
 
 
 def arrays(run):
-    out = {f.name: getattr(run, f.name) for f in dataclasses.fields(run) if isinstance(getattr(run, f.name), np.ndarray)}
+    out = {
+        f.name: getattr(run, f.name) for f in dataclasses.fields(run) if isinstance(getattr(run, f.name), np.ndarray)
+    }
     out.update({f"params.{k}": v for k, v in run.params.items()})
     return out
 
@@ -100,17 +112,20 @@ def test_bf16_run_is_deterministic_and_follows_the_float32_run():
     assert ref.pred_loss[-1, 1] < 0.05 and a.pred_loss[-1, 1] < 0.05  # and both learn the biased member's map
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: FastRunConfig(small_run(), "fp16"), "precision"),
-    (lambda: FastRunConfig(small_run(mixer="mamba", members=(Member(LinearMapTask(4, 1)),))), "attention"),
-    (lambda: FastRunConfig(small_run(members=(Member(LinearMapTask(4, 1), lr=1e-3),))), "train_gpt"),
-    (lambda: FastRunConfig("run"), "GPTRunConfig"),
-    (lambda: run_fast(small_run()), "FastRunConfig"),
-    (lambda: train_logits(*inputs()[:2], CFG, precision="int8"), "precision"),
-    (lambda: train_logits(inputs()[0], inputs()[1][0], CFG), "tokens"),
-    (lambda: train_logits(inputs(L=10)[0], torch.zeros(3, 1, 11, dtype=torch.long), CFG), "n_ctx"),
-    (lambda: train_logits(inputs()[0], inputs()[1], dataclasses.replace(CFG, mixer="mamba")), "attention"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: FastRunConfig(small_run(), "fp16"), "precision"),
+        (lambda: FastRunConfig(small_run(mixer="mamba", members=(Member(LinearMapTask(4, 1)),))), "attention"),
+        (lambda: FastRunConfig(small_run(members=(Member(LinearMapTask(4, 1), lr=1e-3),))), "train_gpt"),
+        (lambda: FastRunConfig("run"), "GPTRunConfig"),
+        (lambda: run_fast(small_run()), "FastRunConfig"),
+        (lambda: train_logits(*inputs()[:2], CFG, precision="int8"), "precision"),
+        (lambda: train_logits(inputs()[0], inputs()[1][0], CFG), "tokens"),
+        (lambda: train_logits(inputs(L=10)[0], torch.zeros(3, 1, 11, dtype=torch.long), CFG), "n_ctx"),
+        (lambda: train_logits(inputs()[0], inputs()[1], dataclasses.replace(CFG, mixer="mamba")), "attention"),
+    ],
+)
 def test_bad_inputs(make, match):
     with pytest.raises(ValueError, match=match):
         make()

@@ -35,9 +35,15 @@ def test_two_variables_broadcast():
     assert fit["L"] == pytest.approx(1.5) and fit["V"] == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("kwargs", [dict(curves={}, L=[1, 2]), dict(curves={"a": [1.0, 2.0]}),
-                                    dict(curves={"a": [1.0, 2.0, 4.0]}, where={"b": [True] * 3}, L=[1, 2, 3]),
-                                    dict(curves={"a": [1.0, -2.0, 4.0]}, L=[1, 2, 3])])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(curves={}, L=[1, 2]),
+        dict(curves={"a": [1.0, 2.0]}),
+        dict(curves={"a": [1.0, 2.0, 4.0]}, where={"b": [True] * 3}, L=[1, 2, 3]),
+        dict(curves={"a": [1.0, -2.0, 4.0]}, L=[1, 2, 3]),
+    ],
+)
 def test_rejects_bad_input(kwargs):
     curves = kwargs.pop("curves")
     with pytest.raises(ValueError):

@@ -32,9 +32,21 @@ def test_shapes_and_hook_points():
         logits = model(tokens)
     assert logits.shape == (3, 5, 12, 3)
     assert list(cache) == list(hook_names(cfg))  # every TransformerLens-style point, in the order of the forward
-    assert {n.split(".")[-1] for n in cache} == {"hook_embed", "hook_pos_embed", "hook_resid_pre", "hook_q", "hook_k",
-                                                 "hook_v", "hook_attn_scores", "hook_pattern", "hook_z",
-                                                 "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post"}
+    assert {n.split(".")[-1] for n in cache} == {
+        "hook_embed",
+        "hook_pos_embed",
+        "hook_resid_pre",
+        "hook_q",
+        "hook_k",
+        "hook_v",
+        "hook_attn_scores",
+        "hook_pattern",
+        "hook_z",
+        "hook_attn_out",
+        "hook_resid_mid",
+        "hook_mlp_out",
+        "hook_resid_post",
+    }
     E, B, L, H, dh, d = 3, 5, 12, 4, 4, cfg.width
     assert cache["blocks.1.attn.hook_pattern"].shape == (E, B, H, L, L)
     for name in ("hook_q", "hook_k", "hook_v", "hook_z"):
@@ -70,11 +82,15 @@ def test_a_hook_can_replace_what_passes():
     plain = gpt_forward(params, tokens, cfg)
     assert torch.equal(gpt_forward(params, tokens, cfg, hooks={"blocks.0.attn.hook_pattern": lambda t: t}), plain)
     causal_uniform = torch.tril(torch.ones(12, 12)) / torch.arange(1, 13)[:, None]
-    patched = gpt_forward(params, tokens, cfg, hooks={"blocks.0.attn.hook_pattern": lambda t: causal_uniform.expand_as(t)})
+    patched = gpt_forward(
+        params, tokens, cfg, hooks={"blocks.0.attn.hook_pattern": lambda t: causal_uniform.expand_as(t)}
+    )
     rec = Recorder(["blocks.0.attn.hook_v", "blocks.0.hook_resid_pre"])
     gpt_forward(params, tokens, cfg, hooks=rec.hooks)
     z = causal_uniform @ rec.seen["blocks.0.attn.hook_v"]  # (1, 4, H, 12, dh)
-    x = rec.seen["blocks.0.hook_resid_pre"] + (z.permute(0, 1, 3, 2, 4).reshape(1, 4, 12, -1) @ params["b0_w_o"][:, None])
+    x = rec.seen["blocks.0.hook_resid_pre"] + (
+        z.permute(0, 1, 3, 2, 4).reshape(1, 4, 12, -1) @ params["b0_w_o"][:, None]
+    )
     expected = gpt_forward(params, tokens, cfg, hooks={"blocks.0.hook_resid_mid": lambda t: x})
     assert not torch.allclose(patched, plain) and torch.allclose(patched, expected, atol=1e-5)
 
@@ -186,8 +202,14 @@ def test_init_is_seeded_and_scaled():
         (lambda: init_gpt_params(small(), ()), "seeds"),
         (lambda: init_gpt_params(small(), (-1,)), "seed"),
         (lambda: GPT("cfg"), "cfg"),
-        (lambda: gpt_forward(init_gpt_params(small(), (0,)), torch.zeros(1, 2, 13, dtype=torch.long), small()), "n_ctx"),
-        (lambda: gpt_forward(init_gpt_params(small(), (0, 1)), torch.zeros(3, 2, 5, dtype=torch.long), small()), "tokens"),
+        (
+            lambda: gpt_forward(init_gpt_params(small(), (0,)), torch.zeros(1, 2, 13, dtype=torch.long), small()),
+            "n_ctx",
+        ),
+        (
+            lambda: gpt_forward(init_gpt_params(small(), (0, 1)), torch.zeros(3, 2, 5, dtype=torch.long), small()),
+            "tokens",
+        ),
         (lambda: causal_bias(5, torch.zeros(4, 4)), "bias"),
     ],
 )
@@ -201,8 +223,16 @@ def test_torch_init_matches_pytorch_module_defaults():
     cfg = GPTConfig(vocab=50, n_ctx=64, n_heads=8, d_head=16, n_layers=2, d_mlp=512, init="torch")
     p = init_gpt_params(cfg, (0,), dtype=torch.float64)
     d = cfg.width
-    for name, fan_in in (("b0_w_qkv", d), ("b1_w_o", d), ("b0_w_in", d), ("b0_b_in", d), ("b1_w_out", 512),
-                         ("b1_b_out", 512), ("w_u", d), ("b_u", d)):  # fmt: skip
+    for name, fan_in in (
+        ("b0_w_qkv", d),
+        ("b1_w_o", d),
+        ("b0_w_in", d),
+        ("b0_b_in", d),
+        ("b1_w_out", 512),
+        ("b1_b_out", 512),
+        ("w_u", d),
+        ("b_u", d),
+    ):
         bound = 1 / fan_in**0.5
         assert float(p[name].abs().max()) <= bound
         assert abs(float(p[name].std()) - bound / 3**0.5) < 0.15 * bound / 3**0.5  # U(-b, b) has std b / sqrt(3)

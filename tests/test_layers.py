@@ -79,7 +79,9 @@ def test_the_root_holds_only_the_package_face():
 
 def test_every_folder_is_on_a_floor():
     folders = {p.name for p in LIB.iterdir() if p.is_dir() and p.name != "__pycache__"}
-    assert folders == set(FLOOR) - {"__init__"}, f"folders without a floor: {folders - set(FLOOR)}; gone: {set(FLOOR) - folders - {'__init__'}}"
+    assert folders == set(FLOOR) - {"__init__"}, (
+        f"folders without a floor: {folders - set(FLOOR)}; gone: {set(FLOOR) - folders - {'__init__'}}"
+    )
 
 
 @pytest.mark.parametrize("name", [n for names in FLOORS for n in names])
@@ -104,7 +106,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
         state[node] = 1
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [node, nxt] if nxt in stack else [node, nxt]
+                return stack[stack.index(nxt) :] + [node, nxt] if nxt in stack else [node, nxt]
             if state.get(nxt) is None and nxt in graph:
                 found = visit(nxt, stack + [node])
                 if found:
@@ -137,7 +139,13 @@ def test_the_resolver_sees_relative_and_deferred_imports(tmp_path):
     text = "from ..train.copy_map import x\nfrom . import grids\nfrom .. import tasks\nimport lib.lm\n\ndef f():\n    from ..book import plots\n"
     try:
         theory.write_text(text)
-        assert imported_modules(theory) == {"lib.train.copy_map", "lib.theory.grids", "lib.tasks", "lib.lm", "lib.book.plots"}
+        assert imported_modules(theory) == {
+            "lib.train.copy_map",
+            "lib.theory.grids",
+            "lib.tasks",
+            "lib.lm",
+            "lib.book.plots",
+        }
     finally:
         theory.unlink()
 

@@ -54,7 +54,7 @@ def test_uniform_coefficient_matches_the_plane_fit():
 def test_crossover_point_interpolates_in_log_P():
     P = np.array([10.0, 100.0, 1000.0, 10000.0])
     share = np.array([0.0, 0.2, 0.8, 0.9])
-    assert crossover_point(P, share) == pytest.approx(10 ** 2.5)  # halfway from 0.2 to 0.8 in ln P
+    assert crossover_point(P, share) == pytest.approx(10**2.5)  # halfway from 0.2 to 0.8 in ln P
     assert np.isnan(crossover_point(P, np.array([0.0, 0.1, 0.2, 0.3])))  # never reaches 1/2
     assert np.isnan(crossover_point(P, np.array([0.6, 0.7, 0.8, 0.9])))  # already above at the first point
     with pytest.raises(ValueError):
@@ -112,7 +112,9 @@ def test_scaling_exponents_recover_known_laws_with_intervals_that_cover_them():
     study = _fake_study()
     cross = scaling_exponents(study, "crossover", n_boot=300)
     assert cross["L"].value == pytest.approx(1.5, abs=0.1) and cross["V"].value == pytest.approx(0.5, abs=0.15)
-    assert cross["L"].lo <= cross["L"].value <= cross["L"].hi and cross["L"].lo < 1.5 + 0.1 and cross["L"].hi > 1.5 - 0.1
+    assert (
+        cross["L"].lo <= cross["L"].value <= cross["L"].hi and cross["L"].lo < 1.5 + 0.1 and cross["L"].hi > 1.5 - 0.1
+    )
     onset = scaling_exponents(study, "onset", n_boot=300)
     assert onset["V"].value == pytest.approx(2.0, abs=0.2) and abs(onset["L"].value) < 0.2
     assert cross["missing"] == onset["missing"] == 0
@@ -123,7 +125,9 @@ def test_scaling_exponents_recover_known_laws_with_intervals_that_cover_them():
 
 def test_scaling_exponents_are_deterministic_and_count_missing_points():
     study = _fake_study()
-    assert scaling_exponents(study, "crossover", n_boot=50, seed=4) == scaling_exponents(study, "crossover", n_boot=50, seed=4)
+    assert scaling_exponents(study, "crossover", n_boot=50, seed=4) == scaling_exponents(
+        study, "crossover", n_boot=50, seed=4
+    )
     study.share[(4, 8)][0] = 0.0  # one draw never crosses
     assert np.isnan(scaling_points(study, "crossover")[(4, 8)][0])
     assert scaling_exponents(study, "crossover", n_boot=50)["missing"] == 1
@@ -163,8 +167,9 @@ def test_step_scale_of_ones_is_the_plain_update_bit_for_bit():
 def test_smaller_steps_target_the_same_distribution():
     cfg = SGLDConfig(step_size=0.05, steps=40_000, burn_in=0.1, thin=5, seed=0)
     scale = torch.tensor([1.0, 1.0, 0.25, 0.25], dtype=torch.float64)
-    run = langevin({"x": torch.zeros(4, 200, dtype=torch.float64)}, _gauss_energy, lambda p: {"x": p["x"]}, cfg,
-                   step_scale=scale)
+    run = langevin(
+        {"x": torch.zeros(4, 200, dtype=torch.float64)}, _gauss_energy, lambda p: {"x": p["x"]}, cfg, step_scale=scale
+    )
     var = run.samples["x"].var(0).mean(-1)  # (4,) per chain, averaged over 200 independent coordinates
     # unit Gaussian: variance 1 up to the O(eta) bias 1/(1 - eta/2) and sampling error
     assert np.allclose(var, 1.0, atol=0.06), var

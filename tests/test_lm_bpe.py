@@ -69,7 +69,9 @@ def test_the_prose_corpus_repeats_spans_and_never_writes_a_prompt_format(tok):
     assert back > 0.02
     # the rep prompt's format (8 or more single-digit tokens in a row) is not generated
     digits = {tok.convert_tokens_to_ids(f"Ġ{d}") for d in "0123456789"}
-    longest = max(max((len(run) for run in "".join("d" if t in digits else "." for t in r).split(".")), default=0) for r in a)
+    longest = max(
+        max((len(run) for run in "".join("d" if t in digits else "." for t in r).split(".")), default=0) for r in a
+    )
     assert longest < 8
     with pytest.raises(ValueError, match="mix"):
         ProseCorpusConfig(mix=(("digits", 1.0),))

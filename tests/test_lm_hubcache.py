@@ -37,8 +37,13 @@ def cache(tiny, tmp_path_factory):
 
 def _offline(script: str, cache: Path) -> dict:
     """Run ``script`` (which prints one JSON line last) with the cache variables set and the hub forbidden."""
-    env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "HF_HOME": str(cache.parent / "hf_home"),
-           "PYTHONPATH": str(ROOT)}  # fmt: skip
+    env = {
+        **os.environ,
+        "HF_HUB_CACHE": str(cache),
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(cache.parent / "hf_home"),
+        "PYTHONPATH": str(ROOT),
+    }
     env.pop("TRANSFORMERS_CACHE", None)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -69,10 +74,14 @@ def test_the_cache_has_the_hub_layout_and_pythia_files(tiny, cache):
     assert (again / repo_folder("attnbook/tiny-60k-seed1") / "refs" / "step24").read_text() == commit
     # a selection (what a suite built in shards writes for discover): those repositories only
     some = cache.parent / "some"
-    assert write_hub_cache(tiny, some, org="attnbook", steps=(24,), seeds=(1,)) == ["attnbook/tiny-30k-seed1",
-                                                                                  "attnbook/tiny-60k-seed1"]
-    assert sorted(p.name for p in some.iterdir()) == [repo_folder("attnbook/tiny-30k-seed1"),
-                                                       repo_folder("attnbook/tiny-60k-seed1")]
+    assert write_hub_cache(tiny, some, org="attnbook", steps=(24,), seeds=(1,)) == [
+        "attnbook/tiny-30k-seed1",
+        "attnbook/tiny-60k-seed1",
+    ]
+    assert sorted(p.name for p in some.iterdir()) == [
+        repo_folder("attnbook/tiny-30k-seed1"),
+        repo_folder("attnbook/tiny-60k-seed1"),
+    ]
     with pytest.raises(ValueError, match="no built run"):
         write_hub_cache(tiny, some, sizes=("90k",))
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lib.lm.emergence import first_stable_solved
-from lib.lm.onset import (bisect_onset, max_rise, onset_agreement, ramp_rise, rise_null, smooth, stable_onset)
+from lib.lm.onset import bisect_onset, max_rise, onset_agreement, ramp_rise, rise_null, smooth, stable_onset
 
 
 def _steps(n):

@@ -15,9 +15,15 @@ from lib.lm.suite import LocalSuite
 from lib.lm.tasks import TASKS, build_prompts, task_pools
 
 VOCAB = BPEConfig(vocab_size=2048)  # the default prose: all ten digits are tokens
-SUITE = MiniSuiteConfig(prefix="tinystudy", sizes=(ModelSize("30k", 2, 32, 2),), seeds=(0, 1),
-                        train=TrainConfig(steps=40, warmup=5), checkpoints=checkpoint_schedule(40, 8, 8), vocab=VOCAB,
-                        corpus=ProseCorpusConfig(n_words=20_000, randrep_pool="words"))  # fmt: skip
+SUITE = MiniSuiteConfig(
+    prefix="tinystudy",
+    sizes=(ModelSize("30k", 2, 32, 2),),
+    seeds=(0, 1),
+    train=TrainConfig(steps=40, warmup=5),
+    checkpoints=checkpoint_schedule(40, 8, 8),
+    vocab=VOCAB,
+    corpus=ProseCorpusConfig(n_words=20_000, randrep_pool="words"),
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +44,9 @@ def test_every_task_builds_on_a_bpe_learned_on_english_with_leading_spaces_and_w
     vocab = tok.get_vocab()
     for task in TASKS:
         s = build_prompts(task, tok, 16)
-        assert s.input_ids.shape[0] == 16 and all(p.startswith(" ") and t.startswith(" ") for p, t in
-                                                   zip(s.prompts, s.targets))
+        assert s.input_ids.shape[0] == 16 and all(
+            p.startswith(" ") and t.startswith(" ") for p, t in zip(s.prompts, s.targets)
+        )
         # every word of a prompt is one token: the token count is the word count (IOI's punctuation aside)
         if task != "ioi":
             assert s.input_ids.shape[1] == len(s.prompts[0].split())
@@ -93,8 +100,13 @@ def test_the_run_analysis_patches_with_held_out_ranking_capped_k_and_a_control_p
     first = analyze_run(run_key(StudyConfig(n_prompts=8), suite, "30k", 1), suite)
     p = first.p_target[TASKS.index("rep")]  # (P, C)
     assert np.median(p[:, -1]) > p[:, 0].max()  # digits are frequent in the repeated spans: learned within 40 steps
-    study = StudyConfig(n_prompts=8, theta=float(0.5 * (p[:, 0].max() + np.median(p[:, -1]))), ks=(1, 2, 16),
-                        random_draws=3, patch_tasks=("rep",))
+    study = StudyConfig(
+        n_prompts=8,
+        theta=float(0.5 * (p[:, 0].max() + np.median(p[:, -1]))),
+        ks=(1, 2, 16),
+        random_draws=3,
+        patch_tasks=("rep",),
+    )
     key = run_key(study, suite, "30k", 1)
     r = analyze_run(key, suite)
     T, P, C = len(TASKS), 8, len(suite.steps)
@@ -119,7 +131,9 @@ def test_the_run_analysis_patches_with_held_out_ranking_capped_k_and_a_control_p
     assert patch.denoising(2).n == len(patch.held) and patch.noising(2).n == len(patch.held)
     # deterministic, and a key of another run is refused
     again = analyze_run(key, suite)
-    assert np.array_equal(again.p_target, r.p_target, equal_nan=True) and np.array_equal(again.patches["rep"].p_topk, patch.p_topk)
+    assert np.array_equal(again.p_target, r.p_target, equal_nan=True) and np.array_equal(
+        again.patches["rep"].p_topk, patch.p_topk
+    )
     with pytest.raises(ValueError, match="does not match"):
         analyze_run(run_key(study, suite, "30k", 0).__class__(**{**key.__dict__, "digest": "x"}), suite)
     # the chapter's live pair: the two checkpoints exported, patched again from them, give the committed numbers
@@ -138,7 +152,9 @@ def test_the_run_analysis_patches_with_held_out_ranking_capped_k_and_a_control_p
 
 def test_bisect_mode_lands_where_the_scan_bisects_on_the_checkpoints_it_reads(suite):
     scan = analyze_run(run_key(StudyConfig(n_prompts=8, theta=4e-4), suite, "30k", 0), suite)
-    bis = analyze_run(run_key(StudyConfig(n_prompts=8, theta=4e-4, mode="bisect", curve_every=4), suite, "30k", 0), suite)
+    bis = analyze_run(
+        run_key(StudyConfig(n_prompts=8, theta=4e-4, mode="bisect", curve_every=4), suite, "30k", 0), suite
+    )
     assert bis.evaluated < len(suite.steps) and np.isnan(bis.rise).all()
     assert np.array_equal(bis.onset, scan.bisect) and np.array_equal(bis.flip, scan.flip)
     seen = ~np.isnan(bis.p_target)
@@ -173,11 +189,17 @@ def test_the_study_runs_offline_on_the_hub_cache_through_from_pretrained(suite, 
 
     cache = tmp_path / "hubcache"
     write_hub_cache(suite, cache, org="attnbook")
-    env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf_home"),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # fmt: skip
+    env = {
+        **os.environ,
+        "HF_HUB_CACHE": str(cache),
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf_home"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
     env.pop("TRANSFORMERS_CACHE", None)
-    out = subprocess.run([sys.executable, "-c", _HUB.format(root=str(suite.root))], env=env, capture_output=True,
-                         text=True, timeout=600)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", _HUB.format(root=str(suite.root))], env=env, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["source"] == "hub" and res["onset"] and res["p"] and res["evaluated"] < len(suite.steps)
@@ -215,15 +237,19 @@ def test_a_suite_built_in_shards_is_published_run_by_run_and_read_back_without_i
     whole = LocalSuite(root)
     assert whole.complete and whole.built == [("30k", 0), ("30k", 1)]
     publish_runs(study, whole, "make it", seeds=(0,), data_dir=data, cache=cache)
-    committed, results = committed_runs(study, root=data / "lm" / "tinystudysuite",
-                                        cache=Cache(tmp_path / "empty", data_dir=data, enabled=True))
+    committed, results = committed_runs(
+        study, root=data / "lm" / "tinystudysuite", cache=Cache(tmp_path / "empty", data_dir=data, enabled=True)
+    )
     assert committed.built == [("30k", 0), ("30k", 1)] and [r.key.seed for r in results] == [0, 1]
     assert committed.meta["complete"] and set(committed.meta["cpu_seconds"]) == set(whole.files)
     fresh = study_run(run_key(study, whole, "30k", 1), whole, cache=False)
     assert np.array_equal(fresh.p_target, results[1].p_target)  # the committed entry is what the run computes
     with pytest.raises(FileNotFoundError, match="regenerate"):
-        committed_runs(StudyConfig(n_prompts=9), root=data / "lm" / "tinystudysuite",
-                       cache=Cache(tmp_path / "empty", data_dir=data, enabled=True))
+        committed_runs(
+            StudyConfig(n_prompts=9),
+            root=data / "lm" / "tinystudysuite",
+            cache=Cache(tmp_path / "empty", data_dir=data, enabled=True),
+        )
 
 
 def test_the_bpe_suite_spans_ten_times_in_parameters_with_ten_seeds():
@@ -233,7 +259,9 @@ def test_the_bpe_suite_spans_ten_times_in_parameters_with_ten_seeds():
     from lib.lm.minisuite import BPE_SUITE
 
     torch.manual_seed(0)
-    n = [sum(p.numel() for p in GPTNeoXForCausalLM(s.hf_config(BPE_SUITE.vocab.vocab_size)).parameters())
-         for s in BPE_SUITE.sizes]
+    n = [
+        sum(p.numel() for p in GPTNeoXForCausalLM(s.hf_config(BPE_SUITE.vocab.vocab_size)).parameters())
+        for s in BPE_SUITE.sizes
+    ]
     assert n == sorted(n) and n[-1] / n[0] >= 10 and len(BPE_SUITE.sizes) >= 4 and len(BPE_SUITE.seeds) == 10
     assert BPE_SUITE.corpus.randrep_pool == "words"

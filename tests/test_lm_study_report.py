@@ -24,17 +24,35 @@ def _result(size, seed, onset_rep, rise_rep):
     rise = np.stack([np.asarray(rise_rep, float), np.full(P, 0.01)])
     argmax = np.zeros((2, P, C), np.int8)
     key = RunKey(StudyConfig(), "local", f"{size}-{seed}", size, seed, STEPS, "d")
-    return RunResult(key=key, tasks=TASKS, prompts={}, steps=STEPS, n_params={"s": 10, "l": 100}[size], n_heads=4,
-                     p_target=np.zeros((2, P, C), np.float32), argmax=argmax, onset=onset, verified=np.ones((2, P), bool),
-                     bisect=onset, flip=onset, rise=rise, ramp=np.full((2, P), 0.05), width=100.0, agreement={},
-                     patches={"rep": None}, notes={"rep": "too few"})  # fmt: skip
+    return RunResult(
+        key=key,
+        tasks=TASKS,
+        prompts={},
+        steps=STEPS,
+        n_params={"s": 10, "l": 100}[size],
+        n_heads=4,
+        p_target=np.zeros((2, P, C), np.float32),
+        argmax=argmax,
+        onset=onset,
+        verified=np.ones((2, P), bool),
+        bisect=onset,
+        flip=onset,
+        rise=rise,
+        ramp=np.full((2, P), 0.05),
+        width=100.0,
+        agreement={},
+        patches={"rep": None},
+        notes={"rep": "too few"},
+    )
 
 
 def test_points_spread_and_never_solvers_follow_the_median_prompt_rule():
-    res = [_result("s", 0, [1, 1, 2, 5], [0.3] * 4),  # median of 100,100,200,400(never) = 150
-           _result("l", 0, [1, 1, 1, 1], [0.5, 0.6, 0.7, 0.8]),  # 100
-           _result("l", 1, [3, 3, 3, 3], [0.1] * 4),  # 300
-           _result("l", 2, [5, 5, 5, 1], [0.0] * 4)]  # 3 of 4 never: a never-solver at the last step (400)
+    res = [
+        _result("s", 0, [1, 1, 2, 5], [0.3] * 4),  # median of 100,100,200,400(never) = 150
+        _result("l", 0, [1, 1, 1, 1], [0.5, 0.6, 0.7, 0.8]),  # 100
+        _result("l", 1, [3, 3, 3, 3], [0.1] * 4),  # 300
+        _result("l", 2, [5, 5, 5, 1], [0.0] * 4),
+    ]  # 3 of 4 never: a never-solver at the last step (400)
     table = study_table(res, _Suite())
     assert table.sizes == ("s", "l") and table.present("s") == [0] and table.present("l") == [0, 1, 2]
     assert table.cpu_seconds == 0 + 10.0 + 30.0 + 31.0  # the listed runs only

@@ -22,7 +22,9 @@ def tiny(tmp_path_factory):
 
 def test_schedules_are_pythia_like():
     steps = pythia_steps()
-    assert len(steps) == 154 and steps[:3] == (0, 1, 2) and steps[10] == 512 and steps[11] == 1000 and steps[-1] == 143000
+    assert (
+        len(steps) == 154 and steps[:3] == (0, 1, 2) and steps[10] == 512 and steps[11] == 1000 and steps[-1] == 143000
+    )
     assert checkpoint_schedule(3000, 64, 50)[:9] == (0, 1, 2, 4, 8, 16, 32, 64, 100)
     assert checkpoint_schedule(40, 8, 8) == (0, 1, 2, 4, 8, 16, 24, 32, 40)
 
@@ -35,11 +37,14 @@ def test_tiny_suite_has_the_hub_layout(tiny):
     assert model.config.num_hidden_layers == 2 and model.config._attn_implementation == "patchable"
 
 
-@pytest.mark.parametrize("args, match", [
-    (("90k", 0, 8), r"size '90k' is not in the suite; it has sizes \['30k', '60k'\]"),
-    (("30k", 7, 8), r"seed 7 is not in the suite; it has seeds \[0, 1\]"),
-    (("30k", 0, 9), r"step \(revision\) 9 is not in the suite; it has 9 steps: \[0, 1, 2, 4, 8"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (("90k", 0, 8), r"size '90k' is not in the suite; it has sizes \['30k', '60k'\]"),
+        (("30k", 7, 8), r"seed 7 is not in the suite; it has seeds \[0, 1\]"),
+        (("30k", 0, 9), r"step \(revision\) 9 is not in the suite; it has 9 steps: \[0, 1, 2, 4, 8"),
+    ],
+)
 def test_unknown_size_seed_or_step_lists_what_the_suite_has(tiny, args, match):
     with pytest.raises(ValueError, match=match):
         tiny.load_model(*args)

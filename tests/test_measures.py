@@ -94,9 +94,13 @@ def test_input_bit_loss_recovers_the_input_part_of_the_mean_loss():
 
 def test_relaxation_time_is_the_first_record_after_the_last_one_outside_the_band():
     steps = np.arange(0, 60, 10)  # (6,)
-    target = np.array([[0.0, 0.5, 0.9, 1.0, 1.02, 1.0],  # within 5 % of 1.0 from step 30 on
-                       [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],  # never outside: relaxed at the first record
-                       [0.0, 0.0, 0.0, 0.0, 0.0, 0.3]])  # only the last record is inside
+    target = np.array(
+        [
+            [0.0, 0.5, 0.9, 1.0, 1.02, 1.0],  # within 5 % of 1.0 from step 30 on
+            [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],  # never outside: relaxed at the first record
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.3],
+        ]
+    )  # only the last record is inside
     assert lib.relaxation_times(steps, target).tolist() == [30, 0, 50]
     slow = np.array([[0.0, 0.2, 0.4, 0.6, 0.8, 1.0]])  # a slower approach relaxes later
     assert lib.relaxation_times(steps, slow)[0] > lib.relaxation_times(steps, target[:1])[0]

@@ -10,15 +10,33 @@ import torch
 
 import lib
 from lib.models import init_gpt_params
-from lib.studies.mixer_comparison import (PRE_CONTROL, PRE_VARIANTS, MixerComparisonConfig, load_mixer_comparison,
-                                        mixer_comparison)  # fmt: skip
+from lib.studies.mixer_comparison import (
+    PRE_CONTROL,
+    PRE_VARIANTS,
+    MixerComparisonConfig,
+    load_mixer_comparison,
+    mixer_comparison,
+)
 from lib.studies.mixer_tuning import MixerTuningConfig
 
-TINY_TUNING = MixerTuningConfig(archs=("attention", "mlp_mixer"), lrs=(1e-3, 1e-2), lm_S=4, lm_s=(1, 2), lm_steps=20,
-                                ca_S=4, ca_T=3, ca_steps=20, eval_every=10, tokens_per_step=128, eval_tokens=256,
-                                d_head=4, n_heads=2)  # fmt: skip
-TINY = MixerComparisonConfig(tuning=TINY_TUNING, seeds=(0, 1), lm_steps=30, ca_steps=20, pre_steps=20, dyck_k=2,
-                             pre_seeds=(0, 1), pre_s=1)  # fmt: skip
+TINY_TUNING = MixerTuningConfig(
+    archs=("attention", "mlp_mixer"),
+    lrs=(1e-3, 1e-2),
+    lm_S=4,
+    lm_s=(1, 2),
+    lm_steps=20,
+    ca_S=4,
+    ca_T=3,
+    ca_steps=20,
+    eval_every=10,
+    tokens_per_step=128,
+    eval_tokens=256,
+    d_head=4,
+    n_heads=2,
+)
+TINY = MixerComparisonConfig(
+    tuning=TINY_TUNING, seeds=(0, 1), lm_steps=30, ca_steps=20, pre_steps=20, dyck_k=2, pre_seeds=(0, 1), pre_s=1
+)
 
 
 def test_evaluation_stacks_hold_every_sparsity_and_seed_at_the_chosen_rate():
@@ -50,9 +68,16 @@ def test_stage2_stack_is_variant_major_with_the_control_last():
     assert {m.task.s for m in run.members} == {cfg.pre_s} and run.mixer == "attention"
 
 
-@pytest.mark.parametrize("kw, match", [({"seeds": ()}, "seeds"), ({"pre_seeds": (1, 1)}, "pre_seeds"),
-                                       ({"lm_steps": 0}, "lm_steps"), ({"pre_s": 99}, "pre_s"),
-                                       ({"tuning": MixerTuningConfig(archs=("mamba",))}, "attention")])  # fmt: skip
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"seeds": ()}, "seeds"),
+        ({"pre_seeds": (1, 1)}, "pre_seeds"),
+        ({"lm_steps": 0}, "lm_steps"),
+        ({"pre_s": 99}, "pre_s"),
+        ({"tuning": MixerTuningConfig(archs=("mamba",))}, "attention"),
+    ],
+)
 def test_bad_configs(kw, match):
     with pytest.raises(ValueError, match=match):
         MixerComparisonConfig(**kw)
@@ -80,7 +105,9 @@ def test_a_tiny_comparison_has_every_run_and_an_untrained_control(tmp_path):
     # zero-initialised ones (biases, LayerNorm shifts) are within one step of the rate, 1e-30
     cfg = res.stage1["untrained", "linear map"].config
     assert res.stage1["untrained", "linear map"].params is None and res.ca["attention"].entropy is None  # slim copies
-    assert {k: v.shape[0] for k, v in res.lm["attention"].params.items()} == dict.fromkeys(res.lm["attention"].params, 1)
+    assert {k: v.shape[0] for k, v in res.lm["attention"].params.items()} == dict.fromkeys(
+        res.lm["attention"].params, 1
+    )
     init = init_gpt_params(cfg.model(), [m.seed for m in cfg.members])
     for name, value in lib.train_gpt(cfg).params.items():
         value, start = np.asarray(value), init[name].detach().numpy()

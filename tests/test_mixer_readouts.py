@@ -118,8 +118,9 @@ def test_prepretrain_speedups_equal_the_paired_loop():
         np.testing.assert_array_equal(pre.paired[key], paired[key])
     key = max(expect, key=expect.get)
     assert pre.best() == (key, expect[key])
-    assert pre.best_from("linear map", "Dyck") == max(expect["linear map", "Dyck, full"],
-                                                      expect["linear map", "Dyck, attention"])  # fmt: skip
+    assert pre.best_from("linear map", "Dyck") == max(
+        expect["linear map", "Dyck, full"], expect["linear map", "Dyck, attention"]
+    )
     pairs = [(t, c) for t in times for c in ("Dyck", "automaton")]
     wins = sum(expect[t, f"{c}, attention"] > expect[t, f"{c}, full"] for t, c in pairs)
     assert pre.attention_wins() == (wins, len(pairs))

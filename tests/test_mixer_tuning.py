@@ -37,8 +37,16 @@ def testmean_loss_over_budget_carries_the_last_value_of_a_stack_that_stopped_ear
     assert mean_loss_over_budget(loss, 10, 10) == pytest.approx(loss.mean(0))
 
 
-@pytest.mark.parametrize("kw, match", [({"lrs": ()}, "lrs"), ({"lm_s": (9,)}, "lm_s"), ({"solved": 0.0}, "solved"),
-                                       ({"d_mlp": 0}, "d_mlp"), ({"lm_steps": 0}, "lm_steps")])  # fmt: skip
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"lrs": ()}, "lrs"),
+        ({"lm_s": (9,)}, "lm_s"),
+        ({"solved": 0.0}, "solved"),
+        ({"d_mlp": 0}, "d_mlp"),
+        ({"lm_steps": 0}, "lm_steps"),
+    ],
+)
 def test_bad_configs(kw, match):
     with pytest.raises(ValueError, match=match):
         MixerTuningConfig(**kw)
@@ -47,8 +55,21 @@ def test_bad_configs(kw, match):
 
 
 def test_a_tiny_tuning_scores_each_rate_and_picks_the_lowest(tmp_path):
-    cfg = MixerTuningConfig(archs=("attention",), lrs=(1e-4, 1e-2), lm_S=4, lm_s=(2,), lm_steps=20, ca_S=4, ca_T=3,
-                            ca_steps=20, eval_every=10, tokens_per_step=128, eval_tokens=256, d_head=4, n_heads=2)  # fmt: skip
+    cfg = MixerTuningConfig(
+        archs=("attention",),
+        lrs=(1e-4, 1e-2),
+        lm_S=4,
+        lm_s=(2,),
+        lm_steps=20,
+        ca_S=4,
+        ca_T=3,
+        ca_steps=20,
+        eval_every=10,
+        tokens_per_step=128,
+        eval_tokens=256,
+        d_head=4,
+        n_heads=2,
+    )
     res = mixer_tuning(cfg, cache=False)
     assert set(res.scores) == {("linear map", "attention"), ("automaton", "attention")}
     for key, v in res.scores.items():
@@ -67,10 +88,25 @@ def test_publish_main_computes_through_the_cache_without_publishing(tmp_path, mo
 
     monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("BOOK_CACHE", "1")  # the tests run with the cache off (conftest)
-    tiny = MixerTuningConfig(archs=("mlp_mixer",), lrs=(1e-2,), lm_S=4, lm_s=(2,), lm_steps=10, ca_S=4, ca_T=3,
-                             ca_steps=10, eval_every=10, tokens_per_step=64, eval_tokens=128, d_head=4, n_heads=2)  # fmt: skip
+    tiny = MixerTuningConfig(
+        archs=("mlp_mixer",),
+        lrs=(1e-2,),
+        lm_S=4,
+        lm_s=(2,),
+        lm_steps=10,
+        ca_S=4,
+        ca_T=3,
+        ca_steps=10,
+        eval_every=10,
+        tokens_per_step=64,
+        eval_tokens=128,
+        d_head=4,
+        n_heads=2,
+    )
     publish_main("lib.studies.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=[])
     hit, _ = lib.core.cache.Cache(tmp_path).load(mixer_tuning.__wrapped__, tiny)
     assert hit  # computed and stored in the results cache; nothing copied to data/ without --publish
     with pytest.raises(SystemExit):
-        publish_main("lib.studies.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=["--nope"])
+        publish_main(
+            "lib.studies.mixer_tuning", "mixer_tuning", lambda m: tiny, "python -m test", "test", argv=["--nope"]
+        )

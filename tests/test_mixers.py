@@ -25,8 +25,16 @@ TWO_FORMS = tuple(n for n, s in MIXERS.items() if "recurrent" in s.forms)
 
 
 def config(mixer, **kw):
-    base = {"vocab": 3, "n_ctx": 12, "n_heads": 2, "d_head": 4, "n_layers": 2, "init_std": 0.3, "mixer": mixer,
-            "d_state": 4}  # fmt: skip
+    base = {
+        "vocab": 3,
+        "n_ctx": 12,
+        "n_heads": 2,
+        "d_head": 4,
+        "n_layers": 2,
+        "init_std": 0.3,
+        "mixer": mixer,
+        "d_state": 4,
+    }
     base.update(kw)
     return GPTConfig(**base)
 
@@ -50,7 +58,9 @@ def test_causal_no_position_sees_the_future(mixer, L):
         changed = tokens.clone()
         changed[..., p] = (changed[..., p] + 1) % 3  # one future token
         out = gpt_forward(params, changed, cfg)
-        assert torch.allclose(out[:, :, :p], base[:, :, :p], atol=1e-12, rtol=0), f"{mixer}: position < {p} saw the future"
+        assert torch.allclose(out[:, :, :p], base[:, :, :p], atol=1e-12, rtol=0), (
+            f"{mixer}: position < {p} saw the future"
+        )
         assert not torch.allclose(out[:, :, p], base[:, :, p]), f"{mixer}: position {p} ignores its own token"
 
 
@@ -84,8 +94,16 @@ def test_an_unmasked_mixer_learns_coin_flips_a_causal_one_cannot():
     import lib
 
     task = lib.LinearMapTask(8, 4, seed=0, distinct=True)
-    run = dict(members=tuple(lib.Member(task, seed=k) for k in range(2)), n_heads=8, d_head=4, tokens_per_step=512,
-               steps=150, lr=3e-3, eval_every=25, eval_tokens=2048)  # fmt: skip
+    run = dict(
+        members=tuple(lib.Member(task, seed=k) for k in range(2)),
+        n_heads=8,
+        d_head=4,
+        tokens_per_step=512,
+        steps=150,
+        lr=3e-3,
+        eval_every=25,
+        eval_tokens=2048,
+    )
     leak, causal = (lib.train_gpt(lib.GPTRunConfig(**run, mixer=m)) for m in ("mlp_mixer_unmasked", "mlp_mixer"))
     ln2 = math.log(2)
     assert np.all(lib.input_bit_loss(leak.loss, leak.pred_loss, task.S)[-1] < 0.1 * ln2)
@@ -146,7 +164,9 @@ def test_kernels_against_their_definitions():
     w, u = torch.rand(E, 5, generator=gen, dtype=f64), torch.randn(E, 5, generator=gen, dtype=f64)
     out = wkv(kk, vv, w, u)
     for t in range(L):
-        logit = torch.stack([-(t - 1 - s) * w[:, None] + kk[:, :, s] if s < t else u[:, None] + kk[:, :, t] for s in range(t + 1)], -1)
+        logit = torch.stack(
+            [-(t - 1 - s) * w[:, None] + kk[:, :, s] if s < t else u[:, None] + kk[:, :, t] for s in range(t + 1)], -1
+        )
         ref = (logit.softmax(-1) * vv[:, :, : t + 1].transpose(2, 3)).sum(-1)
         assert torch.allclose(out[:, :, t], ref, atol=1e-12)
     # LRU: s_t = lambda s_{t-1} + u_t in complex numbers
@@ -209,8 +229,11 @@ def test_shapes_and_parameter_counts(mixer):
     else:
         assert list(cache) == list(hook_names(cfg)) and not any("attn" in n for n in cache)
         assert cache["blocks.0.hook_mixer_out"].shape == (3, 4, 7, d)
-        assert torch.allclose(cache["blocks.0.hook_resid_pre"] + cache["blocks.0.hook_mixer_out"],
-                              cache["blocks.0.hook_resid_mid"], atol=1e-6)  # fmt: skip
+        assert torch.allclose(
+            cache["blocks.0.hook_resid_pre"] + cache["blocks.0.hook_mixer_out"],
+            cache["blocks.0.hook_resid_mid"],
+            atol=1e-6,
+        )
 
 
 @pytest.mark.parametrize("mixer", OTHERS)
@@ -308,12 +331,33 @@ def test_unmasked_mixer_reads_the_answer_and_the_causal_one_cannot():
         (lambda: GPTConfig(vocab=2, n_ctx=0, mixer="mlp_mixer"), "n_ctx"),
         (lambda: GPTConfig(vocab=2, n_ctx=4, d_head=-1, mixer="rwkv"), "d_head"),
         (lambda: GPTConfig(vocab=2, n_ctx=4, d_mlp=0, mixer="linear_rnn"), "d_mlp"),
-        (lambda: gpt_forward(init_gpt_params(config("mlp_mixer"), (0,)), torch.zeros(1, 2, 5, dtype=torch.long),
-                             config("mlp_mixer"), mode="recurrent"), "mode"),  # fmt: skip
-        (lambda: gpt_forward(init_gpt_params(config("attention"), (0,)), torch.zeros(1, 2, 5, dtype=torch.long),
-                             config("attention"), mode="recurrent"), "mode"),  # fmt: skip
-        (lambda: gpt_forward(init_gpt_params(config("mamba"), (0,)), torch.zeros(1, 2, 5, dtype=torch.long),
-                             config("mamba"), bias=torch.ones(5, 5)), "bias"),  # fmt: skip
+        (
+            lambda: gpt_forward(
+                init_gpt_params(config("mlp_mixer"), (0,)),
+                torch.zeros(1, 2, 5, dtype=torch.long),
+                config("mlp_mixer"),
+                mode="recurrent",
+            ),
+            "mode",
+        ),
+        (
+            lambda: gpt_forward(
+                init_gpt_params(config("attention"), (0,)),
+                torch.zeros(1, 2, 5, dtype=torch.long),
+                config("attention"),
+                mode="recurrent",
+            ),
+            "mode",
+        ),
+        (
+            lambda: gpt_forward(
+                init_gpt_params(config("mamba"), (0,)),
+                torch.zeros(1, 2, 5, dtype=torch.long),
+                config("mamba"),
+                bias=torch.ones(5, 5),
+            ),
+            "bias",
+        ),
     ],
 )
 def test_bad_inputs(call, match):

@@ -54,7 +54,9 @@ def test_chapter_structure(doc):
     assert any("lib.claim(" in c.source for c in code), "a chapter must test at least one claim"
     title = next(c for c in nb.cells if c.cell_type == "markdown").source.splitlines()[0]
     assert re.fullmatch(r"# [A-Z][^#]*", title), "the chapter starts with its title (the TOC numbers it)"
-    assert not re.match(r"# \d", title) and not re.search(r"^## \d", nb_text(doc), re.M), "no hand-typed numbers in headings"
+    assert not re.match(r"# \d", title) and not re.search(r"^## \d", nb_text(doc), re.M), (
+        "no hand-typed numbers in headings"
+    )
 
 
 def nb_text(doc):
@@ -75,7 +77,7 @@ def test_colab_installs_the_pinned_hub_stack_for_chapter_5_only():
     from lib.lm.suite import TRANSFORMERS_PIN
 
     ch5 = nb_text("chapters/05_language_models")
-    cell = ch5[ch5.index(bookctl.BOOTSTRAP_MARK):].split("```")[0]
+    cell = ch5[ch5.index(bookctl.BOOTSTRAP_MARK) :].split("```")[0]
     compile(cell, "bootstrap", "exec")
     assert f"transformers=={TRANSFORMERS_PIN}" in cell and "torch==" not in cell
     assert "pip" not in nb_text("chapters/01_copy_task").split("```")[1]

@@ -17,8 +17,16 @@ import pytest
 
 from lib.core.cache import Cache
 from lib.studies.__main__ import main
-from lib.studies._paper_scale import (PaperStudy, StudyUnit, committed_units, executor_for, publish, run_study,
-                                      run_unit, unit)
+from lib.studies._paper_scale import (
+    PaperStudy,
+    StudyUnit,
+    committed_units,
+    executor_for,
+    publish,
+    run_study,
+    run_unit,
+    unit,
+)
 from lib.tasks import LinearMapTask
 from lib.train.gpt_train import GPTRunConfig, Member
 
@@ -30,9 +38,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def tiny_study(n: int = 3) -> PaperStudy:
     task = LinearMapTask(4, 1, seed=0, distinct=True)
-    units = tuple(unit("sweep_helpers:tiny_training",
-                       GPTRunConfig(members=(Member(task, seed=k),), n_heads=2, d_head=4, tokens_per_step=64, steps=6,
-                                    lr=1e-2, eval_every=3, eval_tokens=64)) for k in range(n))  # fmt: skip
+    units = tuple(
+        unit(
+            "sweep_helpers:tiny_training",
+            GPTRunConfig(
+                members=(Member(task, seed=k),),
+                n_heads=2,
+                d_head=4,
+                tokens_per_step=64,
+                steps=6,
+                lr=1e-2,
+                eval_every=3,
+                eval_tokens=64,
+            ),
+        )
+        for k in range(n)
+    )
     return PaperStudy("tiny", ("B-sparsity",), "a 4-bit map, 6 steps (a test)", units, "sweep_helpers:summarize_losses")
 
 
@@ -62,10 +83,12 @@ def test_a_local_cluster_gives_the_local_pools_published_result(tmp_path):
     distributed = pytest.importorskip("distributed")
     study = tiny_study()
     local = run_study(study, workers=2, cache=Cache(tmp_path / "a", enabled=True), publish_to_data=False)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=40) as cluster:  # fmt: skip
-        remote = run_study(study, scheduler=cluster.scheduler_address, cache=Cache(tmp_path / "b", enabled=True),
-                           publish_to_data=False)  # fmt: skip
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=40
+    ) as cluster:
+        remote = run_study(
+            study, scheduler=cluster.scheduler_address, cache=Cache(tmp_path / "b", enabled=True), publish_to_data=False
+        )
     assert remote["summary"] == local["summary"] and remote["done"] == local["done"] == 3
 
 
@@ -85,10 +108,16 @@ def test_a_local_pools_workers_end_with_the_process_that_started_them(tmp_path):
         "    pool = local_pool(1)\n"
         "    print(pool.submit(os.getpid).result(), flush=True)\n"
         "    pool.submit(time.sleep, 120)\n"
-        "    time.sleep(120)\n")  # fmt: skip
+        "    time.sleep(120)\n"
+    )
     root = Path(__file__).resolve().parents[1]
-    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=root,
-                              env={**os.environ, "PYTHONPATH": str(root)})  # fmt: skip
+    parent = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
     try:
         worker = int(parent.stdout.readline())
         os.kill(worker, 0)  # alive while its parent is
@@ -120,7 +149,9 @@ def test_a_unit_of_changed_code_is_refused(tmp_path):
     assert run_unit(u)["value"] == run_unit(u)["value"]  # deterministic
 
 
-@pytest.mark.parametrize("bad, match", [("nocolon", "package.module:function"), ("sweep_helpers:nothing", "not a function")])
+@pytest.mark.parametrize(
+    "bad, match", [("nocolon", "package.module:function"), ("sweep_helpers:nothing", "not a function")]
+)
 def test_bad_study_definitions(bad, match):
     with pytest.raises(ValueError, match=match):
         unit(bad, None)
@@ -143,8 +174,13 @@ def test_a_study_resumes_from_its_committed_units_alone(tmp_path):
     empty = Cache(tmp_path / "other", enabled=True)  # a new machine: no results cache, only data/
     again = publish(study, cache=empty, data_dir=data, write=False)
     assert again["summary"] == first["summary"] and again["done"] == 2
-    stale = PaperStudy(study.name, study.claims, study.setting,
-                       tuple(StudyUnit(u.func, u.config, "0" * 64) for u in study.units), study.summarize)  # fmt: skip
+    stale = PaperStudy(
+        study.name,
+        study.claims,
+        study.setting,
+        tuple(StudyUnit(u.func, u.config, "0" * 64) for u in study.units),
+        study.summarize,
+    )
     assert committed_units(stale, data) == {}  # units of other code are not taken for these
     assert not log.exists()
 
@@ -164,7 +200,12 @@ def test_the_sparsity_study_has_one_unit_per_size_s_and_seed_of_the_papers_stack
     for u in study.units:
         run, stack = u.config.run, stacks[u.config.run.members[0].task.S]
         assert (run.steps, run.tokens_per_step, run.d_model, run.lr, run.init) == (
-            stack.steps, stack.tokens_per_step, stack.d_model, stack.lr, stack.init)
+            stack.steps,
+            stack.tokens_per_step,
+            stack.d_model,
+            stack.lr,
+            stack.init,
+        )
         assert u.config.precision == "fp32" and run.stop_below == SOLVED
 
 
@@ -176,15 +217,18 @@ def _fake_values(loss, done=lambda S, s, k: True):
     from lib.studies.paper.sparsity import _sparsity_keys
     from lib.studies.sparsity_study import SparsityStudyConfig
 
-    return [_fake_unit(2.0, loss(S, s, k)) if done(S, s, k) else None
-            for S, s, k in _sparsity_keys(SparsityStudyConfig.paper())]  # fmt: skip
+    return [
+        _fake_unit(2.0, loss(S, s, k)) if done(S, s, k) else None
+        for S, s, k in _sparsity_keys(SparsityStudyConfig.paper())
+    ]
 
 
 def test_the_sparsity_summary_is_the_chapters_gap_on_done_seeds():
     from lib.studies.paper.sparsity import sparsity_summary
 
-    values = _fake_values(lambda S, s, k: 1.0 + (s == S // 2) + 0.1 * (s == S - 1) + 0.01 * k,
-                          done=lambda S, s, k: S == 16 and k < 2)  # the third seed and S = 32 not done
+    values = _fake_values(
+        lambda S, s, k: 1.0 + (s == S // 2) + 0.1 * (s == S - 1) + 0.01 * k, done=lambda S, s, k: S == 16 and k < 2
+    )  # the third seed and S = 32 not done
     out = sparsity_summary(values)["sizes"]
     np.testing.assert_allclose(out["16"]["gap"], [2.0 - 1.1, 2.01 - 1.11])  # s=8 minus the worse of s=1 and s=15
     assert out["16"]["control_gap"] == [0.0, 0.0] and out["16"]["final"]["8"][2] is None and out["32"]["gap"] == []
@@ -209,8 +253,11 @@ def _commit_fake(data, study, values):
     from lib.studies._study import unit_key
 
     machine = {"arch": "x86_64", "cpu_capability": "AVX512", "threads": 1}
-    units = {unit_key(u): {"value": v, "cpu_seconds": 180.0, "wall_seconds": 180.0, "machine": machine}
-             for u, v in zip(study.units, values) if v is not None}  # fmt: skip
+    units = {
+        unit_key(u): {"value": v, "cpu_seconds": 180.0, "wall_seconds": 180.0, "machine": machine}
+        for u, v in zip(study.units, values)
+        if v is not None
+    }
     (data / "paper").mkdir(exist_ok=True)
     (data / "paper" / f"{study.name}.json").write_text(json.dumps({"study": study.name, "units": units}))
 
@@ -234,7 +281,9 @@ def test_paper_records_judge_a_published_study_by_the_registry(tmp_path, monkeyp
 
     lib.setup("06_sparse_patterns", fast=True)
     fast = lib.claim("B-sparsity", None, show=False, robustness=[])
-    assert "**incomplete**<br><small>S=16: median gap 0.330" in ledger_markdown([fast], paper=[paper])  # its paper-scale cell
+    assert "**incomplete**<br><small>S=16: median gap 0.330" in ledger_markdown(
+        [fast], paper=[paper]
+    )  # its paper-scale cell
     assert ledger_markdown([fast]).count("**not run**") >= 2  # the FAST row not run, and no paper-scale study
 
 
@@ -290,7 +339,13 @@ def test_the_single_head_study_counts_runs_that_leave_the_plateau():
     assert len(study.units) == len(keys) == 18 and [k[0] for k in keys[:9]] == [1] * 9  # one head first
     for u, (H, dh, k) in zip(study.units, keys):
         run = u.config.run
-        assert (run.n_heads, run.d_head, run.members[0].seed, run.steps, run.tokens_per_step) == (H, dh, k, 10_000, 8192)
+        assert (run.n_heads, run.d_head, run.members[0].seed, run.steps, run.tokens_per_step) == (
+            H,
+            dh,
+            k,
+            10_000,
+            8192,
+        )
     leaves = {(1, 8, 2), (32, 4, 0), (32, 8, 0), (32, 16, 1)}
     values = [_curve(300 if key in leaves else None) for key in keys]
     out = heads_one_summary(values)
@@ -366,15 +421,26 @@ def test_calibration_costs_read_the_committed_units_by_precision():
 
     units = bf16_calibration().units[:4]  # two pairs
     per_step = {"fp32": 0.14, "bf16": 0.08}
-    record = {"units": {unit_key(u): {"cpu_seconds": per_step[u.config.precision] * 1000, "value": {"steps_run": 1000}}
-                        for u in units}}
+    record = {
+        "units": {
+            unit_key(u): {"cpu_seconds": per_step[u.config.precision] * 1000, "value": {"steps_run": 1000}}
+            for u in units
+        }
+    }
     assert calibration_costs(record) == pytest.approx(per_step)
     assert all(np.isnan(v) for v in calibration_costs(None).values())
 
 
 def test_b_random_shares_the_calibration_units_and_reads_the_spread_as_chapter_6():
     from lib import spread
-    from lib.studies.paper.seeds import CALIBRATION_SEEDS, RANDOM_BIAS, b_random, bf16_calibration, random_measures, random_summary
+    from lib.studies.paper.seeds import (
+        CALIBRATION_SEEDS,
+        RANDOM_BIAS,
+        b_random,
+        bf16_calibration,
+        random_measures,
+        random_summary,
+    )
     from lib.studies._study import unit_key
 
     study = b_random()
@@ -437,7 +503,9 @@ def test_the_mixer_tuning_units_and_rule_are_chapter_7s():
     from lib.readouts.paper import tuning_exits
 
     text = tuning_exits(out, {"attention": "T"})
-    assert text.startswith(f"T: {t.lrs[1]:g} (s = {', '.join(map(str, every))}); {t.lrs[2]:g}") and "mlp_mixer: " in text
+    assert (
+        text.startswith(f"T: {t.lrs[1]:g} (s = {', '.join(map(str, every))}); {t.lrs[2]:g}") and "mlp_mixer: " in text
+    )
     never = mixer_tuning_summary([_loss_curve(None, t.lm_steps) for _ in keys])
     assert tuning_exits(never).count("at no rate and no sparsity") == len(MIXER_ARCHS)
     with pytest.raises(ValueError, match="left_plateau"):
@@ -491,8 +559,11 @@ def test_mixer_view_says_what_each_stage_has(tmp_path):
     assert all(view[k] == "none yet" for k in ("rates", "scores", "left", "ratio", "finals", "solved_at"))
     t = MixerComparisonConfig.paper().tuning
     exit_at = {"attention": [None, 600, 1500, None], "mlp_mixer": [2000, 900, 300, 1200]}
-    _commit_fake(data, ps.b_mixer_tuning(), [_loss_curve(exit_at[a][t.lrs.index(lr)], t.lm_steps)
-                                             for a, s, lr in bmx._mixer_tuning_keys()])
+    _commit_fake(
+        data,
+        ps.b_mixer_tuning(),
+        [_loss_curve(exit_at[a][t.lrs.index(lr)], t.lm_steps) for a, s, lr in bmx._mixer_tuning_keys()],
+    )
     study = ps.make_study("b-mixer", data)
     values = [_loss_curve(900 if arch == "attention" else 300, 10_000) for s, arch, k in ps._mixer_keys()]
     _commit_fake(data, study, values[:6] + [None] * 12)  # s = 3 only
@@ -511,8 +582,14 @@ def test_b_mixer_reads_the_ratio_as_chapter_7():
     from lib.studies.paper.mixers import _mixer_keys, mixer_measures, mixer_summary
 
     keys = _mixer_keys()
-    exits = {("attention", 3): [900, 1500, 1200], ("mlp_mixer", 3): [200, 300, 400], ("attention", 5): [None] * 3,
-             ("mlp_mixer", 5): [1000, 2000, 3000], ("attention", 7): [None] * 3, ("mlp_mixer", 7): [None] * 3}
+    exits = {
+        ("attention", 3): [900, 1500, 1200],
+        ("mlp_mixer", 3): [200, 300, 400],
+        ("attention", 5): [None] * 3,
+        ("mlp_mixer", 5): [1000, 2000, 3000],
+        ("attention", 7): [None] * 3,
+        ("mlp_mixer", 7): [None] * 3,
+    }
     values = [_loss_curve(exits[arch, s][k], 10_000) for s, arch, k in keys]
     summary = mixer_summary(values)
     assert summary["steps"][-1] == 10_000 and len(summary["curves"]["attention,3"][0]) == 101
@@ -521,8 +598,10 @@ def test_b_mixer_reads_the_ratio_as_chapter_7():
     grid = np.array(summary["steps"])
 
     def run(arch):
-        return SimpleNamespace(steps=grid, pred_loss=np.array(
-            [c for s in (3, 5, 7) for c in summary["curves"][f"{arch},{s}"]], dtype=float).T)
+        return SimpleNamespace(
+            steps=grid,
+            pred_loss=np.array([c for s in (3, 5, 7) for c in summary["curves"][f"{arch},{s}"]], dtype=float).T,
+        )
 
     tf, mix = run("attention"), run("mlp_mixer")
     assert m["value"] == pytest.approx(curve_time_ratio(tf, mix, 3, LINEAR_MAP_EXIT, 10_000))
@@ -575,8 +654,11 @@ def test_heads_grid_averages_the_seeds_done_per_cell():
     for n, key in enumerate(keys):
         if key in done:
             final, exit_at = done[key]
-            values[n] = {"steps": [0, 100, 200], "steps_run": 200,
-                         "pred_loss": [[0.7], [0.7 if exit_at is None else 0.5], [final]]}
+            values[n] = {
+                "steps": [0, 100, 200],
+                "steps_run": 200,
+                "pred_loss": [[0.7], [0.7 if exit_at is None else 0.5], [final]],
+            }
     s = heads_summary(values)
     g = heads_grid(s)
     i4, i16 = g["d_heads"].index(4), g["d_heads"].index(16)
@@ -592,9 +674,17 @@ def test_mixer_finals_counts_solved_runs_over_the_seeds_done():
     from lib.measures.comparisons import SOLVED
     from lib.readouts.paper import mixer_finals
 
-    summary = {"archs": ["attention", "mlp_mixer"], "sparsities": [3, 5], "seeds": [0, 1, 2],
-               "curves": {"attention,3": [[0.69, 0.4], [0.69, SOLVED / 2], None], "mlp_mixer,3": [[0.69, SOLVED]] * 3,
-                          "attention,5": [None] * 3, "mlp_mixer,5": [[0.69, 0.01], None, None]}}
+    summary = {
+        "archs": ["attention", "mlp_mixer"],
+        "sparsities": [3, 5],
+        "seeds": [0, 1, 2],
+        "curves": {
+            "attention,3": [[0.69, 0.4], [0.69, SOLVED / 2], None],
+            "mlp_mixer,3": [[0.69, SOLVED]] * 3,
+            "attention,5": [None] * 3,
+            "mlp_mixer,5": [[0.69, 0.01], None, None],
+        },
+    }
     text = mixer_finals(summary, {"attention": "T"})
     assert text.startswith(f"s = 3: T 1 of 2 solved, mean last loss {(0.4 + SOLVED / 2) / 2:.3f}, mlp_mixer 0 of 3")
     assert "s = 5: T none done, mlp_mixer 1 of 1 solved, mean last loss 0.010" in text
@@ -605,12 +695,19 @@ def test_mixer_solved_at_gives_each_seeds_solve_step_and_a_censored_ratio_of_med
     from lib.readouts.paper import mixer_solved_at
 
     hi, lo = 0.69, SOLVED / 2
-    summary = {"archs": ["attention", "mlp_mixer"], "sparsities": [3, 5], "seeds": [0, 1, 2], "budget": 300,
-               "steps": [0, 100, 200, 300],
-               "curves": {"attention,3": [[hi, hi, lo, lo], [hi, hi, hi, lo], [hi, hi, hi, hi]],
-                          "mlp_mixer,3": [[hi, lo, lo, lo]] * 3,
-                          "attention,5": [[hi, hi, lo, lo], [hi, hi, lo, lo], [hi, hi, hi, hi]],
-                          "mlp_mixer,5": [[hi, lo, lo, lo], [hi, SOLVED, lo, lo], None]}}
+    summary = {
+        "archs": ["attention", "mlp_mixer"],
+        "sparsities": [3, 5],
+        "seeds": [0, 1, 2],
+        "budget": 300,
+        "steps": [0, 100, 200, 300],
+        "curves": {
+            "attention,3": [[hi, hi, lo, lo], [hi, hi, hi, lo], [hi, hi, hi, hi]],
+            "mlp_mixer,3": [[hi, lo, lo, lo]] * 3,
+            "attention,5": [[hi, hi, lo, lo], [hi, hi, lo, lo], [hi, hi, hi, hi]],
+            "mlp_mixer,5": [[hi, lo, lo, lo], [hi, SOLVED, lo, lo], None],
+        },
+    }
     text = mixer_solved_at(summary, {"attention": "T"})
     s3, s5 = text.split(" · ")
     # s = 3: medians 300 (a seed solved at the budget: exact) over 100

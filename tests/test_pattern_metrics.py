@@ -97,7 +97,15 @@ def test_bad_inputs(call, match):
 
 
 def tiny(members, **kw):
-    base = {"n_heads": 2, "d_head": 4, "tokens_per_step": 64, "steps": 40, "eval_every": 10, "eval_tokens": 128, "lr": 3e-3}
+    base = {
+        "n_heads": 2,
+        "d_head": 4,
+        "tokens_per_step": 64,
+        "steps": 40,
+        "eval_every": 10,
+        "eval_tokens": 128,
+        "lr": 3e-3,
+    }
     base.update(kw)
     return GPTRunConfig(members=tuple(members), **base)
 

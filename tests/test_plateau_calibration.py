@@ -36,8 +36,9 @@ def test_bad_configs_are_refused():
 
 
 def test_a_tiny_calibration_reads_each_exit_off_its_curve(tmp_path):
-    cfg = dataclasses.replace(PlateauCalibrationConfig.fast(), arms=("default", "torch_init"), steps=150,
-                              exit_below=0.69)  # fmt: skip
+    cfg = dataclasses.replace(
+        PlateauCalibrationConfig.fast(), arms=("default", "torch_init"), steps=150, exit_below=0.69
+    )
     cache = Cache(tmp_path)
     out = plateau_calibration(cfg, max_workers=1, cache=cache)
     for arm in cfg.arms:
@@ -56,8 +57,13 @@ def test_the_cpu_scale_is_the_independent_runs_model_on_the_same_map():
     cpu, paper = PlateauCalibrationConfig.cpu(), PlateauCalibrationConfig.paper()
     run = cpu.run("default")
     assert (run.n_heads, run.d_head, run.d_mlp, run.tokens_per_step, run.lr) == (8, 8, 256, 2048, 3e-3)
-    assert (cpu.S, cpu.s, cpu.map_seed, cpu.steps, cpu.exit_below) == (paper.S, paper.s, paper.map_seed,
-                                                                       paper.steps, paper.exit_below)  # fmt: skip
+    assert (cpu.S, cpu.s, cpu.map_seed, cpu.steps, cpu.exit_below) == (
+        paper.S,
+        paper.s,
+        paper.map_seed,
+        paper.steps,
+        paper.exit_below,
+    )
     check = PlateauCalibrationConfig.paper_check((20, 21))
     assert check.arms == ("torch_init",) and check.run("torch_init").init == "torch"
     assert dataclasses.replace(check, arms=paper.arms, seeds=paper.seeds) == paper  # otherwise the paper's setting
@@ -65,27 +71,37 @@ def test_the_cpu_scale_is_the_independent_runs_model_on_the_same_map():
 
 def _calibration(exits: dict, budget: int = 5000) -> PlateauCalibration:
     cfg = dataclasses.replace(PlateauCalibrationConfig.fast(), arms=tuple(exits), steps=budget)
-    return PlateauCalibration(config=cfg, steps={}, pred_loss={},
-                              exits={a: np.asarray(e, float) for a, e in exits.items()})
+    return PlateauCalibration(
+        config=cfg, steps={}, pred_loss={}, exits={a: np.asarray(e, float) for a, e in exits.items()}
+    )
 
 
 def test_sensitivity_verdicts_follow_the_rule_fixed_in_advance():
     inf = np.inf
-    out = lib.plateau_sensitivity(_calibration({
-        "default": [inf, inf, inf, 4000],
-        "torch_init": [900, 2000, 1200, inf],     # 3 of 4 exit, median 1600 <= 5000 / 2: shortens
-        "adamw": [900, 1000, inf, inf],           # median below half, but only 2 of 4 exit: no clear change
-        "free_rows": [inf, inf, inf, inf],
-    }))
+    out = lib.plateau_sensitivity(
+        _calibration(
+            {
+                "default": [inf, inf, inf, 4000],
+                "torch_init": [900, 2000, 1200, inf],  # 3 of 4 exit, median 1600 <= 5000 / 2: shortens
+                "adamw": [900, 1000, inf, inf],  # median below half, but only 2 of 4 exit: no clear change
+                "free_rows": [inf, inf, inf, inf],
+            }
+        )
+    )
     assert out.exited == {"default": 1, "torch_init": 3, "adamw": 2, "free_rows": 0}
     assert out.median["default"] == 5000 and out.median["torch_init"] == 1600
-    assert out.verdict == {"default": "no clear change", "torch_init": "shortens", "adamw": "no clear change",
-                           "free_rows": "no clear change"}  # fmt: skip
+    assert out.verdict == {
+        "default": "no clear change",
+        "torch_init": "shortens",
+        "adamw": "no clear change",
+        "free_rows": "no clear change",
+    }
     assert out.deciding() == ("torch_init",)
     assert out.summary()["cal_torch_init_verdict"] == "shortens" and "never" in out.table()
     # with a default that exits, an arm twice as slow lengthens the plateau
-    slow = lib.plateau_sensitivity(_calibration({"default": [500, 600, 700, 800],
-                                                 "init_std_0.1": [1300, 1400, inf, 2000]}))
+    slow = lib.plateau_sensitivity(
+        _calibration({"default": [500, 600, 700, 800], "init_std_0.1": [1300, 1400, inf, 2000]})
+    )
     assert slow.verdict["init_std_0.1"] == "lengthens" and "cal_init_std_0p1_median" in slow.summary()
     with pytest.raises(ValueError, match="needs a 'default' arm"):
         lib.plateau_sensitivity(_calibration({"torch_init": [1, 2]}))
@@ -116,9 +132,18 @@ def test_the_paper_check_is_paper_bs_configuration_on_fresh_seeds_with_the_calib
     from lib.studies.plateau_check import CHECK_ARMS, CHECK_SEEDS, paper_check_config
 
     cfg = paper_check_config()
-    assert replace(cfg, arms=PlateauCalibrationConfig().arms, seeds=PlateauCalibrationConfig().seeds) == \
-        PlateauCalibrationConfig.paper()  # nothing but the arms and seeds differs from paper B's configuration
+    assert (
+        replace(cfg, arms=PlateauCalibrationConfig().arms, seeds=PlateauCalibrationConfig().seeds)
+        == PlateauCalibrationConfig.paper()
+    )  # nothing but the arms and seeds differs from paper B's configuration
     assert not set(CHECK_SEEDS) & set(PlateauCalibrationConfig.cpu().seeds) and len(CHECK_SEEDS) == 4
     assert "default" in CHECK_ARMS and cfg.run("torch_init").init == LINEAR_MAP_INIT
     assert cfg.run("default").init == "gpt2" and cfg.run("default").d_model is None
-    assert (cfg.S, cfg.s, cfg.n_heads * cfg.d_head, cfg.d_mlp, cfg.tokens_per_step, cfg.steps) == (16, 3, 128, 512, 8192, 5000)
+    assert (cfg.S, cfg.s, cfg.n_heads * cfg.d_head, cfg.d_mlp, cfg.tokens_per_step, cfg.steps) == (
+        16,
+        3,
+        128,
+        512,
+        8192,
+        5000,
+    )

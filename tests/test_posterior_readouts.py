@@ -11,8 +11,13 @@ import torch
 
 import lib
 from lib.measures.comparisons import growth_before, peak_ratio, spread_at_widest
-from lib.readouts.posterior import (coverage_readouts, hysteresis, relative_deviation, sampled_transition,
-                                    scaling_diagnostics)  # fmt: skip
+from lib.readouts.posterior import (
+    coverage_readouts,
+    hysteresis,
+    relative_deviation,
+    sampled_transition,
+    scaling_diagnostics,
+)
 from lib.core.stats import group_bootstrap_interval
 from lib.tasks import shift_matrix
 from lib.train import CopySGLDConfig, SGLDConfig
@@ -27,10 +32,18 @@ def _samples(kind, target, random_chains, copy_chains, L=4, P=(10, 20, 40, 80)):
     n_P, n_C, n_S = target.shape
     rng = np.random.default_rng(0)
     A = target[..., None, None] * shift_matrix(L).numpy() + 0.01 * rng.standard_normal((n_P, n_C, n_S, L, L))
-    return CopySGLDResult(config=cfg, P=np.array(P), chains=cfg.chain_labels, A=A, target=target,
-                          test_loss=np.zeros_like(target), rhat=np.linspace(1.0, 2.0, n_P),
-                          rhat_random=np.ones(n_P), ess=np.ones((n_P, n_C)),
-                          diverged=np.zeros((n_P, n_C), bool))  # fmt: skip
+    return CopySGLDResult(
+        config=cfg,
+        P=np.array(P),
+        chains=cfg.chain_labels,
+        A=A,
+        target=target,
+        test_loss=np.zeros_like(target),
+        rhat=np.linspace(1.0, 2.0, n_P),
+        rhat_random=np.ones(n_P),
+        ess=np.ones((n_P, n_C)),
+        diverged=np.zeros((n_P, n_C), bool),
+    )
 
 
 def _branches(rng, n_S=5):
@@ -155,8 +168,9 @@ def test_scaling_diagnostics_equal_the_chapter_formulas():
     d = scaling_diagnostics(scaling)
     crossings = lib.scaling_points(scaling, "crossover")
     assert d["rhat_max"] == max(float(np.nanmax(r)) for r in scaling.rhat.values())
-    assert d["rhat_used"] == max(float(np.nanmax(scaling.rhat[c][:, scaling.P[c] <= 2 * np.nanmax(crossings[c])]))
-                                 for c in crossings)  # fmt: skip
+    assert d["rhat_used"] == max(
+        float(np.nanmax(scaling.rhat[c][:, scaling.P[c] <= 2 * np.nanmax(crossings[c])])) for c in crossings
+    )
     assert d["rhat_used"] <= d["rhat_max"]
     assert d["n_diverged"] == int(sum(x.sum() for x in scaling.diverged.values())) <= d["n_chains"]
     assert d["scaling_cpu"] == pytest.approx(sum(scaling.seconds.values()) / 60)

@@ -14,7 +14,15 @@ from lib.train.prepretrain import Transfer, apply_transfers, transferred_names
 
 
 def tiny(members, **kw):
-    base = {"n_heads": 2, "d_head": 4, "tokens_per_step": 64, "steps": 30, "eval_every": 10, "eval_tokens": 128, "lr": 3e-3}
+    base = {
+        "n_heads": 2,
+        "d_head": 4,
+        "tokens_per_step": 64,
+        "steps": 30,
+        "eval_every": 10,
+        "eval_tokens": 128,
+        "lr": 3e-3,
+    }
     base.update(kw)
     return GPTRunConfig(members=tuple(members), **base)
 
@@ -26,7 +34,9 @@ def test_transferred_names():
     cfg = GPTConfig(vocab=2, n_ctx=7, n_heads=2, d_head=4, n_layers=2)
     full = transferred_names(cfg, "full")
     assert set(full) == set(cfg.shapes()) - {"tok", "w_u", "b_u"} and "pos" in full
-    assert transferred_names(cfg, "mixer") == tuple(f"b{l}_{k}" for l in (0, 1) for k in ("ln1_g", "ln1_b", "w_qkv", "w_o"))
+    assert transferred_names(cfg, "mixer") == tuple(
+        f"b{l}_{k}" for l in (0, 1) for k in ("ln1_g", "ln1_b", "w_qkv", "w_o")
+    )
     mamba = GPTConfig(vocab=2, n_ctx=7, n_heads=2, d_head=4, mixer="mamba")
     assert "b0_mb_A_log" in transferred_names(mamba, "mixer") and "b0_w_in" not in transferred_names(mamba, "mixer")
 
@@ -58,7 +68,9 @@ def test_transfer_needs_the_same_architecture_and_enough_context():
     apply_transfers(params, stage2, {0: Transfer(short, 0, "mixer")}, {short: run_members(short).params})  # fine
     other = GPTConfig(vocab=2, n_ctx=7, n_heads=2, d_head=4, mixer="mlstm")
     with pytest.raises(ValueError, match="mixer"):
-        apply_transfers(init_gpt_params(other, (0,)), other, {0: Transfer(short, 0, "mixer")}, {short: run_members(short).params})
+        apply_transfers(
+            init_gpt_params(other, (0,)), other, {0: Transfer(short, 0, "mixer")}, {short: run_members(short).params}
+        )
 
 
 def test_member_learning_rate_is_adam_at_that_rate():

@@ -64,8 +64,15 @@ def test_softmax_rows_sum_to_one_and_are_shift_invariant(L, shift):
 @settings(max_examples=25, deadline=None)
 @given(st.floats(0.1, 5.0), st.floats(1e-3, 0.5), st.integers(1, 5000), st.integers(0, 99))
 def test_cache_keys_are_stable_and_discriminating(T, lr, steps, seed):
-    cfg = CopyMapConfig("softmax", V=4, L=6, P_grid=(10, 20), data_seed=seed, prior=lib.CopyPrior(T=T),
-                        adam=AdamConfig(lr=lr, steps=steps))
+    cfg = CopyMapConfig(
+        "softmax",
+        V=4,
+        L=6,
+        P_grid=(10, 20),
+        data_seed=seed,
+        prior=lib.CopyPrior(T=T),
+        adam=AdamConfig(lr=lr, steps=steps),
+    )
     same = dataclasses.replace(cfg)
     assert config_key(cfg) == config_key(same)
     assert config_key(cfg) != config_key(dataclasses.replace(cfg, data_seed=seed + 1))
@@ -76,13 +83,17 @@ def test_cache_keys_are_stable_and_discriminating(T, lr, steps, seed):
 def test_linear_objective_is_even_under_a_joint_sign_flip(g, w):
     counts = lib.pair_counts(lib.sample_tokens(CopyTask(V=3, L=4, P=6)), 3)
     gen = torch.Generator().manual_seed(0)
-    p = {"G": g * torch.randn(4, 4, generator=gen, dtype=torch.float64),
-         "W": w * torch.randn(3, 3, generator=gen, dtype=torch.float64),
-         "beta": torch.tensor(0.3 * g, dtype=torch.float64)}
+    p = {
+        "G": g * torch.randn(4, 4, generator=gen, dtype=torch.float64),
+        "W": w * torch.randn(3, 3, generator=gen, dtype=torch.float64),
+        "beta": torch.tensor(0.3 * g, dtype=torch.float64),
+    }
     flipped = {k: -v for k, v in p.items()}
     P = torch.tensor(6.0, dtype=torch.float64)
-    assert torch.allclose(copy_objective("linear", p, counts, P, lib.CopyPrior()),
-                          copy_objective("linear", flipped, counts, P, lib.CopyPrior()))
+    assert torch.allclose(
+        copy_objective("linear", p, counts, P, lib.CopyPrior()),
+        copy_objective("linear", flipped, counts, P, lib.CopyPrior()),
+    )
 
 
 @pytest.mark.parametrize(

@@ -32,8 +32,15 @@ def test_scan_replicas_repeat_each_scan_on_each_data_set_as_a_direct_scan_would(
         rep.samples(0, "jump", lib.scan_transition(dataclasses.replace(TINY_SCAN, data_seed=3), n_fine=4, cache=False))
 
 
-@pytest.mark.parametrize("kw, match", [(dict(data_seeds=()), "data_seeds"), (dict(data_seeds=(1, 1)), "distinct"),
-                                       (dict(data_seeds=(0,)), "own data_seed"), (dict(n_fine=2), "n_fine")])  # fmt: skip
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(data_seeds=()), "data_seeds"),
+        (dict(data_seeds=(1, 1)), "distinct"),
+        (dict(data_seeds=(0,)), "own data_seed"),
+        (dict(n_fine=2), "n_fine"),
+    ],
+)
 def test_bad_scan_replicas_configs(kw, match):
     with pytest.raises(ValueError, match=match):
         ScanReplicasConfig(scans=(TINY_SCAN,), **kw)
@@ -54,8 +61,17 @@ def test_chapter_configs_and_reseed_move_every_data_set(monkeypatch):
 
 
 def test_adam_measures_and_brackets_on_tiny_fits():
-    cfg = AdamReplicasConfig(V=4, L_soft=6, L_lin=6, P_soft=(20, 80, 320), P_lin=(5, 40, 320), init_seeds=(0,),
-                             L_scan=(6,), adam=ADAM, data_seeds=(1,))  # fmt: skip
+    cfg = AdamReplicasConfig(
+        V=4,
+        L_soft=6,
+        L_lin=6,
+        P_soft=(20, 80, 320),
+        P_lin=(5, 40, 320),
+        init_seeds=(0,),
+        L_scan=(6,),
+        adam=ADAM,
+        data_seeds=(1,),
+    )
     soft, lin = (lib.train.fit_copy_map(c, cache=False) for c in cfg.sweeps())
     m = adam_measures(soft, lin)
     assert m["dev"] == max(m["dev_soft"], m["dev_lin"]) >= 0 and 0.0 <= m["coverage"] <= 1.0 + 1e-9

@@ -30,9 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 
 #: FAST studies whose committed config is their default (config expression in the study's own module).
-MOVABLE = {"width_study": "WidthStudyConfig()", "scan_replicas": "ScanReplicasConfig.fast()",
-           "adam_replicas": "AdamReplicasConfig.fast()", "context_study": "ContextStudyConfig.fast()",
-           "linear_scaling": "LinearScalingConfig()", "mixer_tuning": "MixerTuningConfig.fast()"}  # fmt: skip
+MOVABLE = {
+    "width_study": "WidthStudyConfig()",
+    "scan_replicas": "ScanReplicasConfig.fast()",
+    "adam_replicas": "AdamReplicasConfig.fast()",
+    "context_study": "ContextStudyConfig.fast()",
+    "linear_scaling": "LinearScalingConfig()",
+    "mixer_tuning": "MixerTuningConfig.fast()",
+}
 
 
 def _headers() -> dict[str, list[dict]]:
@@ -98,8 +103,14 @@ print(json.dumps(out))
 
 
 def _versions_in(tree: Path, names: list[str]) -> dict[str, str]:
-    run = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(names)], cwd=tree, capture_output=True, text=True,
-                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tree), "BOOK_CACHE": "0"}, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(names)],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tree), "BOOK_CACHE": "0"},
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 

@@ -16,8 +16,12 @@ def test_langevin_recovers_gaussian_mean_and_variance():
     m = torch.tensor([1.0, -2.0], dtype=f64)
     s2 = torch.tensor([0.5, 2.0], dtype=f64)
     cfg = SGLDConfig(step_size=0.02, steps=30_000, burn_in=0.1, thin=5, seed=3)
-    run = langevin({"x": torch.zeros(4, 2, dtype=f64)}, lambda p: ((p["x"] - m) ** 2 / (2 * s2)).sum(-1),
-                   lambda p: {"x": p["x"]}, cfg)
+    run = langevin(
+        {"x": torch.zeros(4, 2, dtype=f64)},
+        lambda p: ((p["x"] - m) ** 2 / (2 * s2)).sum(-1),
+        lambda p: {"x": p["x"]},
+        cfg,
+    )
     x = run.samples["x"]  # (n, 4, 2)
     assert x.shape == (cfg.n_samples, 4, 2)
     pooled = x.reshape(-1, 2)

@@ -57,8 +57,12 @@ def test_staircase_control_pairs_each_seed_with_the_previous_seeds_heads():
 def test_staircase_equals_the_loop_it_replaces():
     rng = np.random.default_rng(0)
     E, S, H = 5, 6, 3
-    run = SimpleNamespace(steps=STEPS, token_loss=rng.uniform(0, 0.8, (len(STEPS), E, S)),
-                          mass=rng.uniform(0, 0.6, (len(STEPS), E, H, S)), config=SimpleNamespace(eval_every=25))  # fmt: skip
+    run = SimpleNamespace(
+        steps=STEPS,
+        token_loss=rng.uniform(0, 0.8, (len(STEPS), E, S)),
+        mass=rng.uniform(0, 0.6, (len(STEPS), E, H, S)),
+        config=SimpleNamespace(eval_every=25),
+    )
     st = lib.staircase(run, learned=0.05)
     learned = np.stack([lib.first_below(STEPS, run.token_loss[:, e], 0.05) for e in range(E)])
     focus = np.stack([lib.first_below(STEPS, -run.mass[:, e].max(1), -0.5) for e in range(E)])
@@ -112,8 +116,10 @@ def test_fixed_width_heads_reads_the_default_head_count_from_the_seed_stack():
 
 
 def test_head_size_plateaus_takes_the_default_from_the_context_sweep():
-    context = SimpleNamespace(config=SimpleNamespace(sizes=(8, 16), model=lambda: {"n_heads": 4}),
-                              plateau=lambda S, c: np.array([100.0, 200.0]) if (S, c) == (8, 0.0) else None)  # fmt: skip
+    context = SimpleNamespace(
+        config=SimpleNamespace(sizes=(8, 16), model=lambda: {"n_heads": 4}),
+        plateau=lambda S, c: np.array([100.0, 200.0]) if (S, c) == (8, 0.0) else None,
+    )
     stacks = {("thin", 32): _runs([50, 150, np.inf])}
     runs = type("R", (), {"config": SimpleNamespace(ca_heads=(4, 32)), "__getitem__": lambda self, k: stacks[k]})()
     assert lib.head_size_plateaus(runs, context, 0.5) == {4: 150.0, 32: 150.0}
@@ -131,7 +137,9 @@ def test_heads_halves_control_equals_the_loop_it_replaces():
 
 
 def test_sparsity_medians_is_the_median_over_seeds_per_s():
-    study = SimpleNamespace(final={4: np.array([[0.1, 0.3, 0.2], [0.7, 0.6, 0.5]])}, s_values=lambda S: np.array([1, 2]))
+    study = SimpleNamespace(
+        final={4: np.array([[0.1, 0.3, 0.2], [0.7, 0.6, 0.5]])}, s_values=lambda S: np.array([1, 2])
+    )
     assert lib.sparsity_medians(study) == {4: {1: 0.2, 2: 0.6}}
     study.s_values = lambda S: np.array([1, 2, 3])
     with pytest.raises(ValueError, match="final"):
@@ -146,8 +154,12 @@ def _width_study():
     curves["thin", 4, 4] = _runs([200, np.inf])
     curves["thin", 32, 4] = _runs([100, 300])
     curves["depth", 4, 1] = _runs([np.inf, np.inf])
-    return SimpleNamespace(config=cfg, grid=lambda H, dh: curves["grid", H, dh], thin=lambda H: curves["thin", H, 4],
-                           depth=lambda n: curves["thin", 4, 4] if n == 4 else curves["depth", 4, n])  # fmt: skip
+    return SimpleNamespace(
+        config=cfg,
+        grid=lambda H, dh: curves["grid", H, dh],
+        thin=lambda H: curves["thin", H, 4],
+        depth=lambda n: curves["thin", 4, 4] if n == 4 else curves["depth", 4, n],
+    )
 
 
 def test_width_summary_reads_the_grid_and_the_automaton():

@@ -7,8 +7,16 @@ import pytest
 
 from lib.studies.sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
 
-TINY = dict(grid=((4, (1, 2, 3, 4)),), seeds=(0, 1), steps=4, n_heads=2, d_head=2, tokens_per_step=32, eval_every=2,
-            eval_tokens=64)  # fmt: skip
+TINY = dict(
+    grid=((4, (1, 2, 3, 4)),),
+    seeds=(0, 1),
+    steps=4,
+    n_heads=2,
+    d_head=2,
+    tokens_per_step=32,
+    eval_every=2,
+    eval_tokens=64,
+)
 
 
 def test_plan_members_ordered_s_then_seed_and_constructors():
@@ -30,9 +38,15 @@ def test_gap_is_the_middle_above_the_worse_end():
     assert np.allclose(st.gap(4), [0.69 - 0.4, 0.6 - 0.35]) and np.allclose(st.control_gap(4), 0)
 
 
-@pytest.mark.parametrize("kw, match", [(dict(grid=((8, (1, 2, 8)),)), "include 1, S/2 and S-1"),
-                                       (dict(grid=((4, (1, 2, 3, 5)),)), "1..S"), (dict(seeds=(0,)), "two"),
-                                       (dict(grid=()), "grid")])  # fmt: skip
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(grid=((8, (1, 2, 8)),)), "include 1, S/2 and S-1"),
+        (dict(grid=((4, (1, 2, 3, 5)),)), "1..S"),
+        (dict(seeds=(0,)), "two"),
+        (dict(grid=()), "grid"),
+    ],
+)
 def test_bad_configs(kw, match):
     with pytest.raises(ValueError, match=match):
         SparsityStudyConfig(**{**TINY, **kw})

@@ -25,7 +25,10 @@ def test_constant_values_give_a_point_and_intervals_shrink_with_n():
 def test_coverage_of_the_mean_is_near_its_level():
     rng = np.random.default_rng(2)
     samples = [rng.normal(size=30) for _ in range(200)]
-    hits = [(lambda iv: iv.lo < 0 < iv.hi)(bootstrap_interval(s, np.mean, resamples=500, seed=k)) for k, s in enumerate(samples)]
+    hits = [
+        (lambda iv: iv.lo < 0 < iv.hi)(bootstrap_interval(s, np.mean, resamples=500, seed=k))
+        for k, s in enumerate(samples)
+    ]
     assert 0.8 <= np.mean(hits) <= 0.97  # nominal 0.9
 
 
@@ -35,9 +38,15 @@ def test_deterministic_and_censored_values():
     assert bootstrap_interval(x).value == 5.0
 
 
-@pytest.mark.parametrize("values, kw, match", [([1.0], {}, "at least 2"), ([1.0, np.nan], {}, "NaN"),
-                                               ([1.0, 2.0], {"level": 1.0}, "level"),
-                                               ([1.0, 2.0], {"resamples": 10}, "resamples")])  # fmt: skip
+@pytest.mark.parametrize(
+    "values, kw, match",
+    [
+        ([1.0], {}, "at least 2"),
+        ([1.0, np.nan], {}, "NaN"),
+        ([1.0, 2.0], {"level": 1.0}, "level"),
+        ([1.0, 2.0], {"resamples": 10}, "resamples"),
+    ],
+)
 def test_bad_inputs(values, kw, match):
     with pytest.raises(ValueError, match=match):
         bootstrap_interval(values, **kw)

@@ -69,9 +69,15 @@ def test_default_process_pool(tmp_path):
 
 def test_dask_local_cluster_on_loopback(tmp_path):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        out = run_sweep(square, [Job(5), Job(6)], executor=client.get_executor(), cache=Cache(tmp_path / "c", enabled=True))
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=40
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        out = run_sweep(
+            square, [Job(5), Job(6)], executor=client.get_executor(), cache=Cache(tmp_path / "c", enabled=True)
+        )
     assert [r["y"] for r in out.results] == [25, 36] and out.computed == [0, 1]
 
 
@@ -81,15 +87,16 @@ def test_killed_sweep_resumes_without_recomputing_or_losing(tmp_path):
     cache_dir, log = tmp_path / "c", tmp_path / "calls.log"
     script = textwrap.dedent(f"""
         import sys
-        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]
+        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
         from lib.core.cache import Cache
         from lib.studies._sweep import run_sweep
         from sweep_helpers import Job, square
         run_sweep(square, [Job(x=i, log={str(log)!r}, sleep=0.4) for i in range({n})],
                   cache=Cache({str(cache_dir)!r}, enabled=True), max_workers=2)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 60
     entries = lambda: sorted(cache_dir.rglob("*.pkl")) if cache_dir.exists() else []  # noqa: E731
     while len(entries()) < 3 and time.time() < deadline:
@@ -112,7 +119,7 @@ def test_killed_sweep_resumes_without_recomputing_or_losing(tmp_path):
     assert len(out.loaded) == done_before
     assert [r["y"] for r in out.results] == [i * i for i in range(n)]
     # nothing that had finished was computed again
-    after = calls(log)[len(calls_before):]
+    after = calls(log)[len(calls_before) :]
     assert set(after) == set(out.computed) and not set(after) & set(out.loaded)
     assert set(cache_dir.rglob("*.tmp")) <= orphans, "the rerun left a half-written file behind"
 

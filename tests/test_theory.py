@@ -85,8 +85,9 @@ def test_exact_action_per_sample_approaches_large_p_action():
     """Exact vs self-averaged likelihood part: relative difference shrinks ~ 1/sqrt(P) (RMS over 8 data sets)."""
     L, V = 6, 3
     grid = (100, 1_000, 10_000, 100_000)
-    counts = torch.stack([nested_pair_counts(sample_tokens(CopyTask(V=V, L=L, P=grid[-1], seed=s)), V, grid)
-                          for s in range(8)])  # (8, 4, L, L, V, V)
+    counts = torch.stack(
+        [nested_pair_counts(sample_tokens(CopyTask(V=V, L=L, P=grid[-1], seed=s)), V, grid) for s in range(8)]
+    )  # (8, 4, L, L, V, V)
     G = 0.7 * torch.randn(L, L, generator=_gen(3), dtype=f64) + 2.0 * shift_matrix(L)
     P = torch.tensor(grid, dtype=f64)
     for method in ("bayes", "map"):
@@ -112,7 +113,9 @@ def test_map_profile_is_min_over_readout(kind, model):
     assert torch.allclose(U_opt, profile, rtol=1e-12)
     params["W"] = params["W"] + 0.05 * torch.randn(V, V, generator=_gen(8), dtype=f64)
     assert copy_objective(kind, params, counts, torch.tensor(float(P), dtype=f64), PRIOR) > profile
-    assert torch.allclose(readout_posterior(A, counts, prior=PRIOR)[0], optimal_readout(A, counts, PRIOR.T * L / PRIOR.sigma_W2))
+    assert torch.allclose(
+        readout_posterior(A, counts, prior=PRIOR)[0], optimal_readout(A, counts, PRIOR.T * L / PRIOR.sigma_W2)
+    )
 
 
 def test_gradients_match_finite_differences():
@@ -122,7 +125,9 @@ def test_gradients_match_finite_differences():
     beta = torch.tensor(0.3, dtype=f64, requires_grad=True)
     for model in ("softmax", "linear_v0"):
         assert torch.autograd.gradcheck(lambda g: neg_log_posterior(model, g, counts, prior=PRIOR), (G,))
-    assert torch.autograd.gradcheck(lambda g, b: neg_log_posterior("linear_v2", g, counts, beta=b, prior=PRIOR), (G, beta))
+    assert torch.autograd.gradcheck(
+        lambda g, b: neg_log_posterior("linear_v2", g, counts, beta=b, prior=PRIOR), (G, beta)
+    )
     d = torch.tensor([0.3, 2.5], dtype=f64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda d: softmax_action(d, 300.0, 8, 32, prior=PRIOR), (d,))
     x = torch.tensor([[0.2, 0.05, 0.9]], dtype=f64, requires_grad=True)
@@ -185,14 +190,20 @@ def test_linear_actions_are_even():
         assert torch.allclose(reduced_action(model, c, 700.0, 8, 16), reduced_action(model, -c, 700.0, 8, 16))
     xb = torch.cat([c, torch.rand(5, 1, generator=_gen(13), dtype=f64)], -1)
     xm = torch.cat([-c, xb[:, 2:]], -1)
-    assert torch.allclose(reduced_action("linear_v2_bulk", xb, 700.0, 8, 16), reduced_action("linear_v2_bulk", xm, 700.0, 8, 16))
+    assert torch.allclose(
+        reduced_action("linear_v2_bulk", xb, 700.0, 8, 16), reduced_action("linear_v2_bulk", xm, 700.0, 8, 16)
+    )
     L, V = 5, 3
     counts = pair_counts(sample_tokens(CopyTask(V=V, L=L, P=20, seed=3)), V)
     G, b = torch.randn(L, L, generator=_gen(14), dtype=f64), torch.tensor(0.4, dtype=f64)
-    assert torch.allclose(neg_log_posterior("linear_v2", G, counts, beta=b), neg_log_posterior("linear_v2", -G, counts, beta=-b))
+    assert torch.allclose(
+        neg_log_posterior("linear_v2", G, counts, beta=b), neg_log_posterior("linear_v2", -G, counts, beta=-b)
+    )
     W = torch.randn(V, V, generator=_gen(15), dtype=f64)
-    u = [copy_objective("linear", {"G": s * G, "W": s * W, "beta": s * b}, counts, torch.tensor(20.0, dtype=f64), PRIOR)
-         for s in (1, -1)]
+    u = [
+        copy_objective("linear", {"G": s * G, "W": s * W, "beta": s * b}, counts, torch.tensor(20.0, dtype=f64), PRIOR)
+        for s in (1, -1)
+    ]
     assert torch.allclose(*u)
 
 
@@ -264,8 +275,12 @@ def test_reduced_softmax_minimiser_equals_full_finite_p_minimiser(method):
     sampled = pair_counts(sample_tokens(CopyTask(V=V, L=L, P=P, seed=3)), V)
     for counts, tol in ((P * population_counts(L, V), 1e-6), (sampled, 2e-3)):
         G0 = order_parameter_attention("softmax", torch.tensor([d]), L)[0].log()
-        G = (G0 - G0.mean(-1, keepdim=True) + 0.3 * torch.randn(L, L, generator=_gen(0), dtype=f64)).requires_grad_(True)
-        opt = torch.optim.LBFGS([G], max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-15, line_search_fn="strong_wolfe")
+        G = (G0 - G0.mean(-1, keepdim=True) + 0.3 * torch.randn(L, L, generator=_gen(0), dtype=f64)).requires_grad_(
+            True
+        )
+        opt = torch.optim.LBFGS(
+            [G], max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-15, line_search_fn="strong_wolfe"
+        )
 
         def closure():
             opt.zero_grad()
@@ -288,7 +303,11 @@ def test_susceptibility_grows_toward_the_linear_onset():
 
 def test_losses_match_the_population_loss():
     L, V, P = 16, 8, 500.0
-    for model, x in (("softmax", [[0.5], [2.5]]), ("linear_v2", [[0.2, 0.01], [0.1, 0.1]]), ("linear_v0", [[0.1, 0.3]])):
+    for model, x in (
+        ("softmax", [[0.5], [2.5]]),
+        ("linear_v2", [[0.2, 0.01], [0.1, 0.1]]),
+        ("linear_v0", [[0.1, 0.3]]),
+    ):
         x = torch.tensor(x, dtype=f64)
         closed = order_parameter_loss(model, x, P, V, L).train
         assert torch.allclose(closed, exact_test_loss(model, x, P, V, L), rtol=1e-10)

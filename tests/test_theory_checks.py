@@ -44,8 +44,14 @@ def test_prior_mc_is_unbiased_for_the_closed_form_marginal():
     G = torch.randn(L, L, generator=_gen(0), dtype=f64)
     terms = posterior_terms("softmax", G, counts, prior=PRIOR)
     Z = math.exp(-float(terms.data + terms.occam))
-    est = np.array([math.exp(w_marginal_mc("softmax", G, counts, prior=PRIOR, n_samples=4000, seed=s,
-                                           n_checkpoints=2).log_mean[-1]) for s in range(16)])
+    est = np.array(
+        [
+            math.exp(
+                w_marginal_mc("softmax", G, counts, prior=PRIOR, n_samples=4000, seed=s, n_checkpoints=2).log_mean[-1]
+            )
+            for s in range(16)
+        ]
+    )
     # each estimate is a sample mean (unbiased for Z); their average has standard error sd/4
     assert abs(est.mean() - Z) < 4 * est.std(ddof=1) / 4 + 1e-12, (est.mean(), Z)
 
@@ -75,8 +81,11 @@ def test_self_averaging_gap_shrinks_like_inverse_sqrt_p():
     assert r.exact.shape == (2, 8, 4) and r.large.shape == (2, 4) and r.per_sample_rms.shape == (2, 4)
     assert np.all(np.diff(r.per_sample_rms, axis=-1) < 0)
     assert np.all(np.abs(r.slope + 0.5) < 0.2), r.slope
-    assert np.allclose(r.large, large_p_action("softmax", G[:, None], torch.tensor(grid, dtype=f64), V,
-                                               prior=PRIOR).numpy(), rtol=1e-12)
+    assert np.allclose(
+        r.large,
+        large_p_action("softmax", G[:, None], torch.tensor(grid, dtype=f64), V, prior=PRIOR).numpy(),
+        rtol=1e-12,
+    )
     assert np.allclose(r.per_sample_rms**2, r.bias**2 + r.fluctuation**2 * 7 / 8, rtol=1e-9)
 
 
@@ -160,29 +169,32 @@ _C = pair_counts(sample_tokens(CopyTask(V=2, L=3, P=2, seed=0)), 2)
 _G3 = torch.zeros(3, 3, dtype=f64)
 
 
-@pytest.mark.parametrize("call,error,name", [
-    (lambda: w_marginal_mc("softmax", torch.zeros(3, 4), _C), ValueError, "G"),
-    (lambda: w_marginal_mc("softmax", _G3, _C, n_samples=10), ValueError, "n_samples"),
-    (lambda: w_marginal_mc("softmax", _G3, _C, sampler="nuts"), ValueError, "sampler"),
-    (lambda: w_marginal_mc("softmax", _G3, _C, beta=1.0), ValueError, "beta"),
-    (lambda: w_marginal_mc("softmax", _G3, _C[:2]), ValueError, "counts"),
-    (lambda: w_marginal_mc("relu", _G3, _C), ValueError, "model"),
-    (lambda: self_averaging_gap("softmax", _G3, 2, (10, 5)), ValueError, "P_grid"),
-    (lambda: self_averaging_gap("softmax", _G3, 2, (10, 20), fit_from=30), ValueError, "fit_from"),
-    (lambda: self_averaging_gap("softmax", _G3, 2, (10, 20), n_datasets=1), ValueError, "n_datasets"),
-    (lambda: coverage(torch.zeros(3, 4)), ValueError, "M"),
-    (lambda: coverage(torch.full((3, 3), float("nan"))), ValueError, "M"),
-    (lambda: minimise_full_action("softmax", 2, 3, [-1.0]), ValueError, "P"),
-    (lambda: minimise_full_action("softmax", 2, 3, [2.0], init_scale=0.0), ValueError, "init_scale"),
-    (lambda: minimise_full_action("softmax", 2, 3, [5.0], counts=_C[None]), ValueError, "counts"),
-    (lambda: minimise_full_action("softmax", 2, 3, [2.0], n_random=0, copy_start=False), ValueError, "start"),
-    (lambda: logistic_normal_logpdf(np.array([0.5, 0.6])), ValueError, "a"),
-    (lambda: logistic_normal_logpdf(np.array([0.5, 0.5]), sigma_G2=0.0), ValueError, "sigma_G2"),
-    (lambda: ternary_bin_index(np.array([[0.5, 0.5]]), 4), ValueError, "a"),
-    (lambda: ternary_bins(0), ValueError, "n_side"),
-    (lambda: pushforward_check(1.0, density="flat"), ValueError, "density"),
-    (lambda: ternary_bin_mass(3, 4), TypeError, "logpdf"),
-])
+@pytest.mark.parametrize(
+    "call,error,name",
+    [
+        (lambda: w_marginal_mc("softmax", torch.zeros(3, 4), _C), ValueError, "G"),
+        (lambda: w_marginal_mc("softmax", _G3, _C, n_samples=10), ValueError, "n_samples"),
+        (lambda: w_marginal_mc("softmax", _G3, _C, sampler="nuts"), ValueError, "sampler"),
+        (lambda: w_marginal_mc("softmax", _G3, _C, beta=1.0), ValueError, "beta"),
+        (lambda: w_marginal_mc("softmax", _G3, _C[:2]), ValueError, "counts"),
+        (lambda: w_marginal_mc("relu", _G3, _C), ValueError, "model"),
+        (lambda: self_averaging_gap("softmax", _G3, 2, (10, 5)), ValueError, "P_grid"),
+        (lambda: self_averaging_gap("softmax", _G3, 2, (10, 20), fit_from=30), ValueError, "fit_from"),
+        (lambda: self_averaging_gap("softmax", _G3, 2, (10, 20), n_datasets=1), ValueError, "n_datasets"),
+        (lambda: coverage(torch.zeros(3, 4)), ValueError, "M"),
+        (lambda: coverage(torch.full((3, 3), float("nan"))), ValueError, "M"),
+        (lambda: minimise_full_action("softmax", 2, 3, [-1.0]), ValueError, "P"),
+        (lambda: minimise_full_action("softmax", 2, 3, [2.0], init_scale=0.0), ValueError, "init_scale"),
+        (lambda: minimise_full_action("softmax", 2, 3, [5.0], counts=_C[None]), ValueError, "counts"),
+        (lambda: minimise_full_action("softmax", 2, 3, [2.0], n_random=0, copy_start=False), ValueError, "start"),
+        (lambda: logistic_normal_logpdf(np.array([0.5, 0.6])), ValueError, "a"),
+        (lambda: logistic_normal_logpdf(np.array([0.5, 0.5]), sigma_G2=0.0), ValueError, "sigma_G2"),
+        (lambda: ternary_bin_index(np.array([[0.5, 0.5]]), 4), ValueError, "a"),
+        (lambda: ternary_bins(0), ValueError, "n_side"),
+        (lambda: pushforward_check(1.0, density="flat"), ValueError, "density"),
+        (lambda: ternary_bin_mass(3, 4), TypeError, "logpdf"),
+    ],
+)
 def test_bad_input_is_rejected_with_the_argument_named(call, error, name):
     with pytest.raises(error, match=name):
         call()

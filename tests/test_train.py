@@ -71,8 +71,11 @@ def test_objective_gradient_matches_finite_differences():
     def U(G, W, beta):
         return copy_objective("linear", {"G": G, "W": W, "beta": beta}, counts, torch.tensor(12.0, dtype=f64), prior)
 
-    args = (torch.randn(L, L, dtype=f64, requires_grad=True), torch.randn(V, V, dtype=f64, requires_grad=True),
-            torch.randn((), dtype=f64, requires_grad=True))
+    args = (
+        torch.randn(L, L, dtype=f64, requires_grad=True),
+        torch.randn(V, V, dtype=f64, requires_grad=True),
+        torch.randn((), dtype=f64, requires_grad=True),
+    )
     assert torch.autograd.gradcheck(U, args)
     Gs = torch.randn(L, L, dtype=f64, requires_grad=True)
     assert torch.autograd.gradcheck(
@@ -146,7 +149,9 @@ def test_early_stopping_freezes_converged_members():
     def loss_fn(p, _step):
         return (scales * (p["x"] - centers) ** 2).sum(-1)
 
-    run = train_ensemble({"x": torch.zeros(3, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=5000, tol=1e-10, check_every=20))
+    run = train_ensemble(
+        {"x": torch.zeros(3, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=5000, tol=1e-10, check_every=20)
+    )
     assert run.steps_run < 5000
     assert (run.stopped_at < 5000).all()
     assert torch.allclose(run.params["x"], centers, atol=1e-3)
@@ -164,14 +169,19 @@ def test_on_check_freezes_only_the_members_it_names():
         seen.append((step, p["x"].clone()))
         return torch.tensor([step >= 30, False, False])
 
-    run = train_ensemble({"x": torch.zeros(3, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=100, check_every=10),
-                         on_check=on_check)  # fmt: skip
+    run = train_ensemble(
+        {"x": torch.zeros(3, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=100, check_every=10), on_check=on_check
+    )
     assert [s for s, _ in seen] == list(range(0, 100, 10))  # called at every check point, before that step's loss
     assert run.steps_run == 100 and run.stopped_at.tolist() == [30, 100, 100]  # a repeating loss is no reason to stop
     assert torch.equal(run.params["x"][0], dict(seen)[30][0])  # frozen with the parameters the callback saw
     assert not torch.equal(run.params["x"][1], dict(seen)[30][1])
-    everyone = train_ensemble({"x": torch.zeros(3, 2, dtype=f64)}, loss_fn, AdamConfig(lr=0.1, steps=100, check_every=10),
-                              on_check=lambda p, step: torch.full((3,), step >= 20))  # fmt: skip
+    everyone = train_ensemble(
+        {"x": torch.zeros(3, 2, dtype=f64)},
+        loss_fn,
+        AdamConfig(lr=0.1, steps=100, check_every=10),
+        on_check=lambda p, step: torch.full((3,), step >= 20),
+    )
     assert everyone.steps_run == 20 and everyone.stopped_at.tolist() == [20, 20, 20]
     with pytest.raises(ValueError, match="on_check"):
         train_ensemble({"x": torch.zeros(3, 2)}, loss_fn, AdamConfig(steps=2), on_check=lambda p, s: torch.zeros(2))
@@ -254,7 +264,9 @@ def test_copy_prior_validation(name, value):
 
 
 def small_cfg(kind, **kw):
-    return CopyMapConfig(kind, V=4, L=6, P_grid=(5, 200), init_seeds=(0, 1), adam=AdamConfig(steps=400, lr_final=1e-4), **kw)
+    return CopyMapConfig(
+        kind, V=4, L=6, P_grid=(5, 200), init_seeds=(0, 1), adam=AdamConfig(steps=400, lr_final=1e-4), **kw
+    )
 
 
 def test_fit_is_deterministic_and_filters_the_lowest_U():
@@ -281,7 +293,9 @@ def test_linear_results_use_the_positive_trace_representative():
 
 def test_fit_matches_the_reduced_theory_at_large_P():
     """Softmax, L=32, V=8, P=1000: the reduced MAP theory (the saddle point over d = a_1 - a_G, chapter 3) gives 0.364."""
-    cfg = CopyMapConfig("softmax", V=8, L=32, P_grid=(1000,), init_seeds=(0,), adam=AdamConfig(steps=2500, lr_final=1e-4))
+    cfg = CopyMapConfig(
+        "softmax", V=8, L=32, P_grid=(1000,), init_seeds=(0,), adam=AdamConfig(steps=2500, lr_final=1e-4)
+    )
     res = fit_copy_map(cfg)
     d = np.linspace(0, 8, 80001)
     L, V, P = 32, 8, 1000
@@ -332,8 +346,14 @@ def test_scan_transition_resolves_the_softmax_jump():
     """Softmax, L=16, V=4: the coarse steepest step is refined, and the fine grid keeps the jump in one step."""
     from lib.train import scan_transition
 
-    cfg = CopyMapConfig("softmax", V=4, L=16, P_grid=(20, 60, 120, 240, 480), init_seeds=(0,),
-                        adam=AdamConfig(steps=1500, lr_final=1e-4))
+    cfg = CopyMapConfig(
+        "softmax",
+        V=4,
+        L=16,
+        P_grid=(20, 60, 120, 240, 480),
+        init_seeds=(0,),
+        adam=AdamConfig(steps=1500, lr_final=1e-4),
+    )
     scan = scan_transition(cfg, n_fine=9)
     lo, hi = scan.bracket
     assert lo < hi and set(scan.fine.P) <= set(range(lo, hi + 1))

@@ -6,8 +6,21 @@ import pytest
 from lib.core.cache import Cache
 from lib.studies.width_study import REGENERATE, WidthStudyConfig, load_width_study
 
-TINY = dict(heads=(1, 2), d_heads=(2,), seeds=(0,), lm_steps=4, lm_tokens=64, ca_N=2, ca_width=4, ca_heads=(1, 4),
-            ca_layers=2, ca_depths=(1, 2), ca_steps=4, ca_tokens=64, eval_every=2)
+TINY = dict(
+    heads=(1, 2),
+    d_heads=(2,),
+    seeds=(0,),
+    lm_steps=4,
+    lm_tokens=64,
+    ca_N=2,
+    ca_width=4,
+    ca_heads=(1, 4),
+    ca_layers=2,
+    ca_depths=(1, 2),
+    ca_steps=4,
+    ca_tokens=64,
+    eval_every=2,
+)
 
 
 def test_run_plan_covers_the_grid_thin_heads_and_depth_once():
@@ -15,7 +28,7 @@ def test_run_plan_covers_the_grid_thin_heads_and_depth_once():
     runs = cfg.runs()
     grid = [k for k in runs if k[0] == "grid"]
     assert len(grid) == len(cfg.heads) * len(cfg.d_heads)
-    for (_, H, dh) in grid:
+    for _, H, dh in grid:
         model = runs["grid", H, dh].model()
         assert model.width == H * dh and model.n_layers == 1
     for H in cfg.ca_heads:

@@ -76,8 +76,13 @@ def chapter_docnames(root: Path = ROOT) -> list[str]:
 #: Packages a chapter needs beyond Colab's own (installed at the versions requirements.txt pins, only where Colab's
 #: differ; torch is never among them: Colab's CUDA build stays).
 COLAB_PACKAGES = {
-    "chapters/05_language_models": ("transformers", "tokenizers", "safetensors", "huggingface_hub",
-                                     "essential-generators"),
+    "chapters/05_language_models": (
+        "transformers",
+        "tokenizers",
+        "safetensors",
+        "huggingface_hub",
+        "essential-generators",
+    ),
 }
 
 
@@ -88,7 +93,9 @@ def requirement_pins(names, root: Path = ROOT) -> list[str]:
         line = line.split("#")[0].strip()
         if "==" in line:
             name, version = line.split("==", 1)
-            pins[name.split("[")[0].strip().lower().replace("_", "-")] = f"{name.split('[')[0].strip()}=={version.strip()}"
+            pins[name.split("[")[0].strip().lower().replace("_", "-")] = (
+                f"{name.split('[')[0].strip()}=={version.strip()}"
+            )
     out = []
     for name in names:
         key = name.lower().replace("_", "-")
@@ -134,7 +141,9 @@ def synced_markdown(text: str, url: str, name: str, pins=()) -> str:
     """The chapter's MyST text with its Colab cell rewritten for ``url`` (installing ``pins`` where Colab differs)."""
     matches = _BOOTSTRAP_RE.findall(text)
     if len(matches) != 1:
-        raise SystemExit(f"{name}: expected exactly one code cell starting with '{BOOTSTRAP_MARK}', found {len(matches)}")
+        raise SystemExit(
+            f"{name}: expected exactly one code cell starting with '{BOOTSTRAP_MARK}', found {len(matches)}"
+        )
     return _BOOTSTRAP_RE.sub(lambda _m: bootstrap_code(url, pins) + "\n", text, count=1)
 
 
@@ -257,9 +266,16 @@ def statuses(records) -> dict[str, str]:
 
 def snapshot_changes(current: dict[str, str], snapshot: dict[str, str]) -> list[str]:
     """Every difference between a build's statuses and the snapshot's, one line each (empty: none)."""
-    lines = [f"{k}: {snapshot[k]!r} -> {current[k]!r}" for k in sorted(set(current) & set(snapshot)) if current[k] != snapshot[k]]
+    lines = [
+        f"{k}: {snapshot[k]!r} -> {current[k]!r}"
+        for k in sorted(set(current) & set(snapshot))
+        if current[k] != snapshot[k]
+    ]
     lines += [f"{k}: new claim ({current[k]!r}), not in the snapshot" for k in sorted(set(current) - set(snapshot))]
-    lines += [f"{k}: in the snapshot ({snapshot[k]!r}) but not recorded by this build" for k in sorted(set(snapshot) - set(current))]
+    lines += [
+        f"{k}: in the snapshot ({snapshot[k]!r}) but not recorded by this build"
+        for k in sorted(set(snapshot) - set(current))
+    ]
     return lines
 
 
@@ -282,8 +298,9 @@ def check_snapshot(records, scale: str, path: Path = SNAPSHOT, skip: set[str] | 
     if scale not in saved:
         return []
     keep = lambda k: k.split("/")[0] not in skip  # noqa: E731
-    return snapshot_changes({k: v for k, v in statuses(records).items() if keep(k)},
-                            {k: v for k, v in saved[scale].items() if keep(k)})
+    return snapshot_changes(
+        {k: v for k, v in statuses(records).items() if keep(k)}, {k: v for k, v in saved[scale].items() if keep(k)}
+    )
 
 
 #: At a seed offset other than the default (``BOOK_SEED=k``) statuses may move: the claims that do are fragile and the
@@ -313,13 +330,19 @@ def accept_snapshot(records, scale: str, path: Path = SNAPSHOT, root: Path = ROO
 
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     data.setdefault("statuses", {})[scale] = dict(sorted(statuses(records).items()))
-    data["about"] = ("Claim statuses of the default-seed build, per scale; `make book` and `make test` fail when one "
-                     f"changes. Rewritten by `{ACCEPT_COMMAND}`: commit the diff with the reason for each change.")
+    data["about"] = (
+        "Claim statuses of the default-seed build, per scale; `make book` and `make test` fail when one "
+        f"changes. Rewritten by `{ACCEPT_COMMAND}`: commit the diff with the reason for each change."
+    )
     raw = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
     _atomic_write(path, raw)
     manifest = _read_manifest(path.parent)
-    manifest["files"][path.name] = {"sha256": _sha256(raw), "size": len(raw), "command": ACCEPT_COMMAND,
-                                    "function": "tools.bookctl.accept_snapshot"}  # fmt: skip
+    manifest["files"][path.name] = {
+        "sha256": _sha256(raw),
+        "size": len(raw),
+        "command": ACCEPT_COMMAND,
+        "function": "tools.bookctl.accept_snapshot",
+    }
     manifest["files"] = dict(sorted(manifest["files"].items()))
     _atomic_write(path.parent / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
 
@@ -346,15 +369,28 @@ def robustness_run(out: Path, label: str, root: Path = ROOT, only: list[str] | N
             continue
         path = out / f"{doc}.ipynb"
         nb = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"cells": []}
-        if any(o.get("output_type") == "error" for c in nb["cells"] if c.get("cell_type") == "code"
-               for o in c.get("outputs", [])) or not path.exists():  # fmt: skip
+        if (
+            any(
+                o.get("output_type") == "error"
+                for c in nb["cells"]
+                if c.get("cell_type") == "code"
+                for o in c.get("outputs", [])
+            )
+            or not path.exists()
+        ):
             failed.append(Path(doc).name)
         for r in collect_claims([path]) if path.exists() else []:
             statuses[r.key] = r.raw_status
             offsets.add(r.extra.get("seed_offset", 0))
-    return {"label": label, "seed_offsets": sorted(offsets), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "torch": torch.__version__, "date": datetime.date.today().isoformat(), "failed_chapters": failed,
-            "statuses": dict(sorted(statuses.items()))}  # fmt: skip
+    return {
+        "label": label,
+        "seed_offsets": sorted(offsets),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch": torch.__version__,
+        "date": datetime.date.today().isoformat(),
+        "failed_chapters": failed,
+        "statuses": dict(sorted(statuses.items())),
+    }
 
 
 def record_robustness(run: dict, path: Path = ROBUSTNESS, root: Path = ROOT, merge: bool = False) -> None:
@@ -371,18 +407,30 @@ def record_robustness(run: dict, path: Path = ROBUSTNESS, root: Path = ROOT, mer
         redone = {k.split("/")[0] for k in run["statuses"]} | set(run["failed_chapters"])
         kept = {k: v for k, v in old["statuses"].items() if k.split("/")[0] not in redone}
         failed = sorted(set(run["failed_chapters"]) | (set(old.get("failed_chapters", [])) - redone))
-        run = dict(run, statuses=dict(sorted({**kept, **run["statuses"]}.items())), failed_chapters=failed,
-                   redone={**old.get("redone", {}), **{c: run["date"] for c in sorted(redone)}})  # fmt: skip
+        run = dict(
+            run,
+            statuses=dict(sorted({**kept, **run["statuses"]}.items())),
+            failed_chapters=failed,
+            redone={**old.get("redone", {}), **{c: run["date"] for c in sorted(redone)}},
+        )
     runs = [r for r in data.get("runs", []) if r.get("label") != run["label"]] + [run]
-    data = {"about": ("Robustness runs of the FAST chapters (`make robustness`): per run, each claim's status before "
-                      "the robustness requirement. A claim whose status differs in any run is fragile and cannot be "
-                      "reproduced (lib.claims.record)."),
-            "runs": sorted(runs, key=lambda r: r["label"])}  # fmt: skip
+    data = {
+        "about": (
+            "Robustness runs of the FAST chapters (`make robustness`): per run, each claim's status before "
+            "the robustness requirement. A claim whose status differs in any run is fragile and cannot be "
+            "reproduced (lib.claims.record)."
+        ),
+        "runs": sorted(runs, key=lambda r: r["label"]),
+    }
     raw = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
     _atomic_write(path, raw)
     manifest = _read_manifest(path.parent)
-    manifest["files"][path.name] = {"sha256": _sha256(raw), "size": len(raw), "command": "make robustness",
-                                    "function": "tools.bookctl.record_robustness"}  # fmt: skip
+    manifest["files"][path.name] = {
+        "sha256": _sha256(raw),
+        "size": len(raw),
+        "command": "make robustness",
+        "function": "tools.bookctl.record_robustness",
+    }
     manifest["files"] = dict(sorted(manifest["files"].items()))
     _atomic_write(path.parent / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
 
@@ -463,8 +511,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "robustness":
         run = robustness_run(Path(args.out), args.label, only=args.only)
         record_robustness(run, Path(args.into), merge=args.merge)
-        print(f"robustness run {args.label}: {len(run['statuses'])} claims, failed chapters: "
-              f"{', '.join(run['failed_chapters']) or 'none'} -> {args.into}")
+        print(
+            f"robustness run {args.label}: {len(run['statuses'])} claims, failed chapters: "
+            f"{', '.join(run['failed_chapters']) or 'none'} -> {args.into}"
+        )
         return 0
     if args.cmd == "ledger":
         text, records, paper = ledger(Path(args.out))
@@ -475,37 +525,59 @@ def main(argv: list[str] | None = None) -> int:
         scale = scales.pop() if scales else "fast"
         skip = skipped_chapters()
         if args.accept and skip:
-            raise SystemExit(f"not accepting a build whose {', '.join(sorted(skip))} read another source "
-                             f"({', '.join(v for v in OTHER_SOURCE if os.environ.get(v))} is set)")
+            raise SystemExit(
+                f"not accepting a build whose {', '.join(sorted(skip))} read another source "
+                f"({', '.join(v for v in OTHER_SOURCE if os.environ.get(v))} is set)"
+            )
         offsets = seed_offsets(records)
         if args.accept and offsets - {0}:
-            raise SystemExit(f"not accepting a build at seed offset(s) {sorted(offsets - {0})}: the snapshot holds the "
-                             "default seed's statuses")
+            raise SystemExit(
+                f"not accepting a build at seed offset(s) {sorted(offsets - {0})}: the snapshot holds the "
+                "default seed's statuses"
+            )
         if args.accept:
             accept_snapshot(records, scale, Path(args.accept))
             accept_snapshot(paper, PAPER_STUDIES, Path(args.accept))
-            print(f"wrote the {scale}-scale statuses of {len(records)} claims and the paper-scale statuses of "
-                  f"{len(paper)} (committed studies) to {args.accept}")
+            print(
+                f"wrote the {scale}-scale statuses of {len(records)} claims and the paper-scale statuses of "
+                f"{len(paper)} (committed studies) to {args.accept}"
+            )
         elif args.check:
             if skip:
                 print(f"not compared with the snapshot (another source): {', '.join(sorted(skip))}")
             changes = check_snapshot(records, scale, Path(args.check), skip)
             paper_changes = check_snapshot(paper, PAPER_STUDIES, Path(args.check))
             if paper_changes:  # the committed studies do not depend on the build's seed offset or scale
-                print(f"paper-scale statuses (committed studies) differ from {args.check}:", *paper_changes,
-                      sep="\n  ", file=sys.stderr)  # fmt: skip
-                print(f"if the change is meant, run `{ACCEPT_COMMAND}` and commit the diff with its reason", file=sys.stderr)
+                print(
+                    f"paper-scale statuses (committed studies) differ from {args.check}:",
+                    *paper_changes,
+                    sep="\n  ",
+                    file=sys.stderr,
+                )
+                print(
+                    f"if the change is meant, run `{ACCEPT_COMMAND}` and commit the diff with its reason",
+                    file=sys.stderr,
+                )
                 return 1
             if changes and offsets - {0}:
                 kept, n = kept_share(records, scale, Path(args.check), skip)
                 ok = n > 0 and kept >= KEEP_AT_OTHER_OFFSETS * n
-                print(f"seed offset {sorted(offsets)}: {kept} of {n} statuses kept ({kept / max(n, 1):.0%}; at least "
-                      f"{KEEP_AT_OTHER_OFFSETS:.0%} needed); moved (fragile claims):", *changes, sep="\n  ",
-                      file=sys.stdout if ok else sys.stderr)  # fmt: skip
+                print(
+                    f"seed offset {sorted(offsets)}: {kept} of {n} statuses kept ({kept / max(n, 1):.0%}; at least "
+                    f"{KEEP_AT_OTHER_OFFSETS:.0%} needed); moved (fragile claims):",
+                    *changes,
+                    sep="\n  ",
+                    file=sys.stdout if ok else sys.stderr,
+                )
                 return 0 if ok else 1
             if changes:
-                print(f"claim statuses differ from {args.check} ({scale} scale):", *changes, sep="\n  ", file=sys.stderr)
-                print(f"if the change is meant, run `{ACCEPT_COMMAND}` and commit the diff with its reason", file=sys.stderr)
+                print(
+                    f"claim statuses differ from {args.check} ({scale} scale):", *changes, sep="\n  ", file=sys.stderr
+                )
+                print(
+                    f"if the change is meant, run `{ACCEPT_COMMAND}` and commit the diff with its reason",
+                    file=sys.stderr,
+                )
                 return 1
             print(f"every status matches {args.check} ({scale} scale)")
         return 0

@@ -154,7 +154,9 @@ def verify_paper(name: str, any_capability: bool) -> str:
 
     record = published(name, DATA_DIR)
     here = torch.backends.cpu.get_cpu_capability()
-    units = [(record["units"][unit_key(u)], u) for u in make_study(name, DATA_DIR).units if unit_key(u) in record["units"]]
+    units = [
+        (record["units"][unit_key(u)], u) for u in make_study(name, DATA_DIR).units if unit_key(u) in record["units"]
+    ]
     units = [(rec, u) for rec, u in units if any_capability or rec["machine"]["cpu_capability"] == here]
     if not units:
         return f"{name}: no committed unit of this machine's capability ({here})"
@@ -173,8 +175,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     print(f"cpu capability {torch.backends.cpu.get_cpu_capability()}, torch {torch.__version__}", flush=True)
     for name in args.names:
-        print(verify_fast(name, args.any_capability) if args.kind == "fast" else verify_paper(name, args.any_capability),
-              flush=True)  # fmt: skip
+        print(
+            verify_fast(name, args.any_capability) if args.kind == "fast" else verify_paper(name, args.any_capability),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -69,8 +69,6 @@ FIGURE_STYLE: dict[str, Any] = {
 }
 
 
-
-
 def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int = 1) -> BookContext:
     """Prepare a chapter run: seeds, threads, figure style, device.
 
@@ -112,8 +110,17 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
 
     use_cuda = (not fast) and torch.cuda.is_available()
     device = torch.device("cuda" if use_cuda else "cpu")
-    ctx = set_context(BookContext(chapter=chapter, fast=fast, seed=seed, device=device, started=time.perf_counter(),
-                                  seed_offset=offset, smoke=smoke))  # fmt: skip
+    ctx = set_context(
+        BookContext(
+            chapter=chapter,
+            fast=fast,
+            seed=seed,
+            device=device,
+            started=time.perf_counter(),
+            seed_offset=offset,
+            smoke=smoke,
+        )
+    )
     if env_flag("BOOK_CONSOLE", False):  # a build at a seed offset: progress on the console (lib.core.console)
         from ..core.console import enable
 
@@ -179,7 +186,9 @@ def finish() -> None:
         f"ran {elapsed:.0f} s (FAST budget {FAST_TIME_BUDGET_S:.0f} s), peak memory {peak:.2f} GiB"
     )
     if ctx.fast:
-        assert peak <= FAST_PEAK_MEMORY_GIB, f"peak memory {peak:.2f} GiB exceeds the FAST budget {FAST_PEAK_MEMORY_GIB} GiB"
+        assert peak <= FAST_PEAK_MEMORY_GIB, (
+            f"peak memory {peak:.2f} GiB exceeds the FAST budget {FAST_PEAK_MEMORY_GIB} GiB"
+        )
 
 
 def widgets_enabled() -> bool:

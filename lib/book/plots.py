@@ -14,13 +14,33 @@ from matplotlib.collections import PolyCollection
 from ..train.copy_map import CopyMapResult
 from ..models.copy_objective import CopyPrior
 
-__all__ = ["attention_heatmap", "plot_sweep", "mark_interval", "legend_for_runs", "RUN_COLORS", "scan_figure",
-           "filtered_at", "scan_state", "ternary_xy", "ternary_panel", "action_landscape", "action_landscape_figure"]
+__all__ = [
+    "attention_heatmap",
+    "plot_sweep",
+    "mark_interval",
+    "legend_for_runs",
+    "RUN_COLORS",
+    "scan_figure",
+    "filtered_at",
+    "scan_state",
+    "ternary_xy",
+    "ternary_panel",
+    "action_landscape",
+    "action_landscape_figure",
+]
 
 RUN_COLORS = {"filtered": "k", "copy": "tab:red", "random": "tab:blue"}
 
 
-def attention_heatmap(ax: plt.Axes, A: np.ndarray, title: str = "", *, vmin: float | None = None, vmax: float | None = None, colorbar: bool = True):
+def attention_heatmap(
+    ax: plt.Axes,
+    A: np.ndarray,
+    title: str = "",
+    *,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    colorbar: bool = True,
+):
     """Show an attention matrix ``A`` ``(L, L)``: rows = query position ``i``, columns = key position ``j``."""
     A = np.asarray(A)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
@@ -70,8 +90,16 @@ def mark_interval(ax: plt.Axes, lo: float, hi: float, text: str | None = None, c
     """Shade the interval ``[lo, hi]`` on the x axis (e.g. the bracket of a transition)."""
     ax.axvspan(lo, hi, color=color, alpha=0.15, lw=0)
     if text:
-        ax.text(np.sqrt(lo * hi) if ax.get_xscale() == "log" else (lo + hi) / 2, 0.98, text, transform=ax.get_xaxis_transform(),
-                ha="center", va="top", fontsize="small", color=color)
+        ax.text(
+            np.sqrt(lo * hi) if ax.get_xscale() == "log" else (lo + hi) / 2,
+            0.98,
+            text,
+            transform=ax.get_xaxis_transform(),
+            ha="center",
+            va="top",
+            fontsize="small",
+            color=color,
+        )
 
 
 def relative_to(x, y, at) -> np.ndarray:
@@ -117,8 +145,10 @@ def scan_figure(scan, title: str) -> None:
     loss on the coarse grid (left, the bracket marked) and inside the bracket (right)."""
     fig, axes = plt.subplots(2, 2, figsize=(9, 5.6), sharex="col")
     lo, hi = scan.bracket
-    for row, field, ylabel in ((0, "target", "target attention $\\langle A,S\\rangle/L$"),
-                               (1, "test_loss", "test loss (MSE per position)")):  # fmt: skip
+    for row, field, ylabel in (
+        (0, "target", "target attention $\\langle A,S\\rangle/L$"),
+        (1, "test_loss", "test loss (MSE per position)"),
+    ):
         plot_sweep(axes[row, 0], scan.coarse, field)
         mark_interval(axes[row, 0], lo, hi, "fine grid" if row == 0 else None)
         plot_sweep(axes[row, 1], scan.fine, field, logx=False)
@@ -171,8 +201,11 @@ def ternary_panel(ax: plt.Axes, bins, values, title: str, cmap: str, vmin: float
     ax.set_ylim(-0.05, 0.92)
     ax.set_aspect("equal")
     ax.axis("off")
-    for xy, name, ha in (((0, -0.04), "$a_1 = 1$", "left"), ((1, -0.04), "$a_2 = 1$", "right"),
-                         ((0.5, 0.88), "$a_3 = 1$", "center")):  # fmt: skip
+    for xy, name, ha in (
+        ((0, -0.04), "$a_1 = 1$", "left"),
+        ((1, -0.04), "$a_2 = 1$", "right"),
+        ((0.5, 0.88), "$a_3 = 1$", "center"),
+    ):
         ax.text(*xy, name, ha=ha, va="center", fontsize="small")
     ax.set_title(title)
     ax.figure.colorbar(coll, ax=ax, fraction=0.046, pad=0.02, label=label)

@@ -10,13 +10,57 @@
 """
 
 from .criteria import Criterion, at_least, at_most, between, is_true, within
-from .ledger import collect_claims, counts_markdown, ledger_markdown, paper_b_sentence, paper_counts_markdown, status_counts
-from .record import CLAIM_KEY, COUNTED, STATUSES, ClaimRecord, build_record, claim, condition_interval, judge, robustness_runs
+from .ledger import (
+    collect_claims,
+    counts_markdown,
+    ledger_markdown,
+    paper_b_sentence,
+    paper_counts_markdown,
+    status_counts,
+)
+from .record import (
+    CLAIM_KEY,
+    COUNTED,
+    STATUSES,
+    ClaimRecord,
+    build_record,
+    claim,
+    condition_interval,
+    judge,
+    robustness_runs,
+)
 from .registry import KINDS, REGISTRY, Check, Claim, Rule, get_check, get_claim, meets, part_holds, parts_hold
 
 __all__ = [
-    "Criterion", "between", "at_least", "at_most", "within", "is_true",
-    "REGISTRY", "KINDS", "Claim", "Check", "Rule", "get_claim", "get_check", "parts_hold", "part_holds", "meets",
-    "CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "build_record", "claim", "condition_interval", "judge", "robustness_runs",
-    "collect_claims", "ledger_markdown", "counts_markdown", "paper_counts_markdown", "paper_b_sentence", "status_counts",
-]  # fmt: skip
+    "Criterion",
+    "between",
+    "at_least",
+    "at_most",
+    "within",
+    "is_true",
+    "REGISTRY",
+    "KINDS",
+    "Claim",
+    "Check",
+    "Rule",
+    "get_claim",
+    "get_check",
+    "parts_hold",
+    "part_holds",
+    "meets",
+    "CLAIM_KEY",
+    "STATUSES",
+    "COUNTED",
+    "ClaimRecord",
+    "build_record",
+    "claim",
+    "condition_interval",
+    "judge",
+    "robustness_runs",
+    "collect_claims",
+    "ledger_markdown",
+    "counts_markdown",
+    "paper_counts_markdown",
+    "paper_b_sentence",
+    "status_counts",
+]

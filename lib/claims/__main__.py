@@ -40,20 +40,27 @@ def _history(write: bool) -> int:
     root = Path(__file__).resolve().parents[2]
     found = history(root)
     for key, h in found.items():
-        print(f"{key:42s} criterion {' '.join(h['criterion'] or ['not committed'])}; control "
-              f"{' '.join(h['control'] or ['none'])}")
+        print(
+            f"{key:42s} criterion {' '.join(h['criterion'] or ['not committed'])}; control "
+            f"{' '.join(h['control'] or ['none'])}"
+        )
     if write:
-        data = {"about": "per check, the first commit (hash, date) from which the registry's criteria, and its "
-                         "control, are the ones registered now, unchanged since (lib.claims.history)",
-                "checks": found}
+        data = {
+            "about": "per check, the first commit (hash, date) from which the registry's criteria, and its "
+            "control, are the ones registered now, unchanged since (lib.claims.history)",
+            "checks": found,
+        }
         from ..core.cache import MANIFEST, _atomic_write, _read_manifest, _sha256
 
         raw = (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
         _atomic_write(Path(DATA_DIR) / HISTORY_FILE, raw)
         manifest = _read_manifest(Path(DATA_DIR))
-        manifest["files"][HISTORY_FILE] = {"sha256": _sha256(raw), "size": len(raw),
-                                           "command": "python -m lib.claims history --write",
-                                           "function": "lib.claims.history.history"}  # fmt: skip
+        manifest["files"][HISTORY_FILE] = {
+            "sha256": _sha256(raw),
+            "size": len(raw),
+            "command": "python -m lib.claims history --write",
+            "function": "lib.claims.history.history",
+        }
         manifest["files"] = dict(sorted(manifest["files"].items()))
         _atomic_write(Path(DATA_DIR) / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
     return 0

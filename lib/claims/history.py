@@ -31,8 +31,10 @@ def _git(root: Path, *args: str) -> str:
 
 
 def _criteria(check) -> tuple:
-    return tuple(None if rule is None else rule.criterion.describe()
-                 for rule in (check.reproduced, check.partial, check.contradicted))  # fmt: skip
+    return tuple(
+        None if rule is None else rule.criterion.describe()
+        for rule in (check.reproduced, check.partial, check.contradicted)
+    )
 
 
 def _registry_at(root: Path, commit: str) -> dict | None:
@@ -46,15 +48,18 @@ def _registry_at(root: Path, commit: str) -> dict | None:
                 (pkg / name).write_text(_git(root, "show", f"{commit}:lib/claims/{name}"), encoding="utf-8")
             except subprocess.CalledProcessError:
                 return None
-        spec = importlib.util.spec_from_file_location("_registry_then", pkg / "__init__.py",
-                                                      submodule_search_locations=[str(pkg)])  # fmt: skip
+        spec = importlib.util.spec_from_file_location(
+            "_registry_then", pkg / "__init__.py", submodule_search_locations=[str(pkg)]
+        )
         sys.modules["_registry_then"] = importlib.util.module_from_spec(spec)
         try:
             sub = importlib.util.spec_from_file_location("_registry_then.registry", pkg / "registry.py")
             module = importlib.util.module_from_spec(sub)
             sys.modules["_registry_then.registry"] = module
             sub.loader.exec_module(module)
-            return {f"{k.chapter}/{c.id}": (_criteria(k), k.control) for c in module.REGISTRY.values() for k in c.checks}
+            return {
+                f"{k.chapter}/{c.id}": (_criteria(k), k.control) for c in module.REGISTRY.values() for k in c.checks
+            }
         except Exception:  # an old layout this reader does not know: that commit is skipped
             return None
         finally:
@@ -67,8 +72,12 @@ def history(root: str | Path) -> dict:
     the unbroken run of registry versions, up to now, whose criteria (control) equal today's (module docstring);
     ``None`` for a check with no control or one not committed yet."""
     root = Path(root)
-    commits = [line.split() for line in _git(root, "log", "--reverse", "--format=%h %ad", "--date=short", "--",
-                                             "lib/claims/registry.py").splitlines()]  # fmt: skip
+    commits = [
+        line.split()
+        for line in _git(
+            root, "log", "--reverse", "--format=%h %ad", "--date=short", "--", "lib/claims/registry.py"
+        ).splitlines()
+    ]
     now = {f"{k.chapter}/{c.id}": (_criteria(k), k.control) for c in REGISTRY.values() for k in c.checks}
     since: dict[str, list] = {key: [None, None] for key in now}
     for commit, date in commits:
@@ -77,8 +86,9 @@ def history(root: str | Path) -> dict:
             continue
         for key, (criteria, control) in now.items():
             old = then.get(key)
-            for i, same in enumerate((old is not None and old[0] == criteria,
-                                      old is not None and bool(control) and old[1] == control)):  # fmt: skip
+            for i, same in enumerate(
+                (old is not None and old[0] == criteria, old is not None and bool(control) and old[1] == control)
+            ):
                 if not same:
                     since[key][i] = None  # changed at or after this commit: the run starts later
                 elif since[key][i] is None:

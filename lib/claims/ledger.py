@@ -11,8 +11,14 @@ from .record import CLAIM_KEY, COUNTED, DERIVED_VERDICTS, STATUSES, ClaimRecord
 from .history import load_history
 from .registry import experiment
 
-__all__ = ["collect_claims", "ledger_markdown", "counts_markdown", "paper_counts_markdown", "paper_b_sentence",
-           "status_counts"]
+__all__ = [
+    "collect_claims",
+    "ledger_markdown",
+    "counts_markdown",
+    "paper_counts_markdown",
+    "paper_b_sentence",
+    "status_counts",
+]
 
 SOURCES = ("A", "B", "ours")
 _MARK = {s: f"**{s}**" for s in STATUSES}
@@ -75,16 +81,21 @@ def counts_markdown(records: Iterable[ClaimRecord], paper: Iterable[ClaimRecord]
     for source in SOURCES:
         rows = [r for r in records if r.source == source and r.kind != "derived"]
         if rows:
-            lines.append(f"| {_SOURCE_NAMES[source]} ({len(rows)} check{'s' * (len(rows) != 1)}) | " +
-                         " | ".join(_tally(rows, s) for s in shown) + " |")  # fmt: skip
+            lines.append(
+                f"| {_SOURCE_NAMES[source]} ({len(rows)} check{'s' * (len(rows) != 1)}) | "
+                + " | ".join(_tally(rows, s) for s in shown)
+                + " |"
+            )
     derived = [r for r in records if r.kind == "derived"]
     holds = sum(r.raw_status == "holds" for r in derived)
     scales = ", ".join(sorted({r.scale for r in records}))
     text = "\n".join(lines) + "\n\n"
-    text += (f"Counts of checks on trained or sampled models ({scales} scale); in brackets, how many experiments "
-             f"they come from where rows share one. Apart: {len(derived)} *derived* check{'s' * (len(derived) != 1)}, the "
-             f"book's own theory checked against itself ({holds} of them hold{'s' * (holds == 1)}), never counted for "
-             "or against a paper. ")
+    text += (
+        f"Counts of checks on trained or sampled models ({scales} scale); in brackets, how many experiments "
+        f"they come from where rows share one. Apart: {len(derived)} *derived* check{'s' * (len(derived) != 1)}, the "
+        f"book's own theory checked against itself ({holds} of them hold{'s' * (holds == 1)}), never counted for "
+        "or against a paper. "
+    )
     return text + paper_counts_markdown(records, paper) + "\n\n" + paper_b_sentence(records, paper)
 
 
@@ -110,19 +121,28 @@ def paper_counts_markdown(records: Iterable[ClaimRecord], paper: Iterable[ClaimR
     """One line: the paper-scale column's count per status, over the claims of ``records`` (a claim no committed
     paper-scale study measures is *not run* there)."""
     paper = {(p.chapter, p.id): p for p in paper}
-    statuses = [paper[(r.chapter, r.id)].status if (r.chapter, r.id) in paper else "not run" for r in records
-                if r.kind != "derived"]  # fmt: skip
+    statuses = [
+        paper[(r.chapter, r.id)].status if (r.chapter, r.id) in paper else "not run"
+        for r in records
+        if r.kind != "derived"
+    ]
     counted = " · ".join(f"{statuses.count(s)} {s}" for s in COUNTED if statuses.count(s))
-    return (f"At paper scale, from committed studies (`data/paper/`): {counted + '; ' if counted else ''}"
-            f"{statuses.count('not run')} not run.")
+    return (
+        f"At paper scale, from committed studies (`data/paper/`): {counted + '; ' if counted else ''}"
+        f"{statuses.count('not run')} not run."
+    )
 
 
 def _cell(text: str) -> str:
     return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
 
 
-def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str, str] | None = None,
-                    paper: Iterable[ClaimRecord] = (), history: Mapping | None = None) -> str:  # fmt: skip
+def ledger_markdown(
+    records: Iterable[ClaimRecord],
+    chapter_titles: Mapping[str, str] | None = None,
+    paper: Iterable[ClaimRecord] = (),
+    history: Mapping | None = None,
+) -> str:
     """The ledger as MyST markdown, to be read at a glance: the count per status, a compact table (claim, status,
     chapter), and the full table one click away (a dropdown).
 
@@ -160,19 +180,30 @@ def ledger_markdown(records: Iterable[ClaimRecord], chapter_titles: Mapping[str,
         ids = [f"`{r.id}` ({chapter(r)})" for r in records if r.status == s_]
         if ids:
             lines.append(f"| {_MARK[s_]} | {', '.join(ids)} |")
-    lines += ["", ":::{dropdown} Every check in full: the paper's number, ours with its interval, the control, the "
-              "criterion, what it lacks", "",
-              "| claim | the source says | ours [90 % interval] | control | reproduced if | status | paper scale | ch. |",
-              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        ":::{dropdown} Every check in full: the paper's number, ours with its interval, the control, the "
+        "criterion, what it lacks",
+        "",
+        "| claim | the source says | ours [90 % interval] | control | reproduced if | status | paper scale | ch. |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in records:
         ours = _cell(r.measured_text) + (f" {_cell(r.interval_text())}" if r.interval else "")
         control = "—" if r.kind == "derived" else _cell(r.control_text())
         status = f"**{r.status_text}**" + (f"<br><small>{_cell(r.robust_text())}</small>" if r.robust_text() else "")
         status += f"<br><small>lacks: {_cell('; '.join(r.unmet))}</small>" if r.unmet else ""
         since = _since(history.get(r.key, {}))
-        cells = [f"`{r.id}` {_cell(r.statement)}", _cell(r.source_value), ours, control,
-                 f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>' + since, status,
-                 _paper_cell(r, paper.get((r.chapter, r.id))), chapter(r)]  # fmt: skip
+        cells = [
+            f"`{r.id}` {_cell(r.statement)}",
+            _cell(r.source_value),
+            ours,
+            control,
+            f'<span title="{html.escape(r.why)}">{_cell(r.criterion)}</span>' + since,
+            status,
+            _paper_cell(r, paper.get((r.chapter, r.id))),
+            chapter(r),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", ":::"]
     return "\n".join(lines) + "\n"
@@ -191,5 +222,4 @@ def _paper_cell(r: ClaimRecord, p: ClaimRecord | None) -> str:
     if p is None:
         return _MARK["not run"]
     ours = _cell(p.measured_text) + (f" {_cell(p.interval_text())}" if p.interval else "")
-    return (f"{_MARK[p.status]}<br><small>{ours}; control {_cell(p.control_text())}; "
-            f"{_cell(p.note)}</small>")
+    return f"{_MARK[p.status]}<br><small>{ours}; control {_cell(p.control_text())}; {_cell(p.note)}</small>"

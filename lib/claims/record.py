@@ -44,14 +44,30 @@ import numpy as np
 
 from .registry import SMALLER_SETTING, Check, get_check
 
-__all__ = ["CLAIM_KEY", "STATUSES", "COUNTED", "ClaimRecord", "claim", "build_record", "condition_interval", "judge",
-           "robustness_runs"]  # fmt: skip
+__all__ = [
+    "CLAIM_KEY",
+    "STATUSES",
+    "COUNTED",
+    "ClaimRecord",
+    "claim",
+    "build_record",
+    "condition_interval",
+    "judge",
+    "robustness_runs",
+]
 
 CLAIM_KEY = "attention_book_claim"
 STATUSES = ("reproduced", "partial", "not at our scale", "contradicted", "incomplete", "derived", "not run")
 COUNTED = ("reproduced", "partial", "not at our scale", "contradicted", "incomplete")  # statuses of the papers' claims
-STATUS_COLOR = {"reproduced": "#2e7d32", "partial": "#ef6c00", "not at our scale": "#c62828",
-                "contradicted": "#6a1b9a", "incomplete": "#8d6e63", "derived": "#455a64", "not run": "#757575"}  # fmt: skip
+STATUS_COLOR = {
+    "reproduced": "#2e7d32",
+    "partial": "#ef6c00",
+    "not at our scale": "#c62828",
+    "contradicted": "#6a1b9a",
+    "incomplete": "#8d6e63",
+    "derived": "#455a64",
+    "not run": "#757575",
+}
 ROBUSTNESS_FILE = "robustness.json"
 
 
@@ -94,8 +110,10 @@ def _robust_counts(runs: Mapping[str, str], raw: str) -> dict:
     """Per kind of robustness run (seed offsets ``BOOK_SEED=k``, CPU kernels otherwise): ``[same, at least partial,
     n]`` of the raw statuses ``runs`` ({label: status}) against this build's ``raw`` status."""
     out = {}
-    for kind, labels in (("seeds", [k for k in runs if k.startswith("BOOK_SEED")]),
-                         ("kernels", [k for k in runs if not k.startswith("BOOK_SEED")])):  # fmt: skip
+    for kind, labels in (
+        ("seeds", [k for k in runs if k.startswith("BOOK_SEED")]),
+        ("kernels", [k for k in runs if not k.startswith("BOOK_SEED")]),
+    ):
         if labels:
             same = sum(runs[k] == raw for k in labels)
             good = sum(runs[k] in ("reproduced", "partial") for k in labels)
@@ -107,8 +125,18 @@ def _robust_counts(runs: Mapping[str, str], raw: str) -> dict:
 DERIVED_VERDICTS = ("holds", "holds weakly", "does not hold", "says the opposite")
 
 
-def judge(check: Check, value, *, control=None, interval=None, robust: Mapping[str, str] | None = None,
-          choice: str = "", committed: str | None = None, incomplete=(), smaller: str = "") -> tuple[str, str, list[str]]:  # fmt: skip
+def judge(
+    check: Check,
+    value,
+    *,
+    control=None,
+    interval=None,
+    robust: Mapping[str, str] | None = None,
+    choice: str = "",
+    committed: str | None = None,
+    incomplete=(),
+    smaller: str = "",
+) -> tuple[str, str, list[str]]:
     """``(status, status before the robustness requirement, unmet requirements)`` of one check (module docstring).
 
     ``interval`` is ``(lo, hi)`` or ``None``; ``robust`` is ``{run label: the raw status that run recorded}`` of the
@@ -124,8 +152,15 @@ def judge(check: Check, value, *, control=None, interval=None, robust: Mapping[s
         return "not run", "not run", []
     rep, part, contra = check.reproduced.criterion, check.partial, check.contradicted
     if check.kind == "derived":  # our own theory: shown with its verdict, never a status of the papers' claims
-        verdict = ("says the opposite" if contra is not None and contra.criterion(value) else "holds" if rep(value)
-                   else "holds weakly" if part is not None and part.criterion(value) else "does not hold")  # fmt: skip
+        verdict = (
+            "says the opposite"
+            if contra is not None and contra.criterion(value)
+            else "holds"
+            if rep(value)
+            else "holds weakly"
+            if part is not None and part.criterion(value)
+            else "does not hold"
+        )
         return "derived", verdict, []
     raw, unmet = _judge_value(check, value, control, interval, choice, incomplete, smaller)
     if raw in ("not at our scale", "contradicted", "incomplete"):
@@ -135,8 +170,9 @@ def judge(check: Check, value, *, control=None, interval=None, robust: Mapping[s
     status = raw
     if committed:
         if raw == "reproduced":
-            unmet.append(f"measured on a committed study with fixed seeds ({committed}): other seed offsets need "
-                         "the study rerun")
+            unmet.append(
+                f"measured on a committed study with fixed seeds ({committed}): other seed offsets need the study rerun"
+            )
             status = "partial"
     elif counts is None:
         if raw == "reproduced":
@@ -145,13 +181,19 @@ def judge(check: Check, value, *, control=None, interval=None, robust: Mapping[s
     else:
         seeds = counts.get("seeds")
         if seeds and 2 * seeds[1] < seeds[2]:  # not even partial at half the other seed offsets: an accident of seed 0
-            return "not at our scale", raw, unmet + [f"fragile: partial or better at {seeds[1]} of {seeds[2]} other "
-                                                     "seed offsets (at least half needed)"]
+            return (
+                "not at our scale",
+                raw,
+                unmet
+                + [f"fragile: partial or better at {seeds[1]} of {seeds[2]} other seed offsets (at least half needed)"],
+            )
         if raw == "reproduced":
             for kind, (same, _, n) in counts.items():
                 if same < n:
-                    unmet.append(f"fragile: the status held at {same} of {n} "
-                                 f"{'other seed offsets' if kind == 'seeds' else 'CPU kernels'}")
+                    unmet.append(
+                        f"fragile: the status held at {same} of {n} "
+                        f"{'other seed offsets' if kind == 'seeds' else 'CPU kernels'}"
+                    )
                     status = "partial"
     return status, raw, unmet
 
@@ -164,8 +206,10 @@ def _judge_value(check: Check, value, control, interval, choice, incomplete, sma
     if contra is not None and contra.criterion(value) and (interval is None or contra.criterion.holds_on(*interval)):
         if not smaller:
             return "contradicted", []
-        return "not at our scale", [f"the contradicted criterion holds, at a setting smaller than the paper's "
-                                    f"({smaller}): not a contradiction of the paper"]
+        return "not at our scale", [
+            f"the contradicted criterion holds, at a setting smaller than the paper's "
+            f"({smaller}): not a contradiction of the paper"
+        ]
     if rep(value):
         bound, status = rep, "reproduced"
     elif part is not None and part.criterion(value) and (interval is None or part.criterion.holds_on(*interval)):
@@ -173,15 +217,19 @@ def _judge_value(check: Check, value, control, interval, choice, incomplete, sma
     else:
         return "not at our scale", []
     if control is not None and bound(control):  # the measure cannot tell the effect from its absence
-        return "not at our scale", [f"the control passes the {status} criterion too: the measure does not tell the "
-                                    "effect from its absence"]
+        return "not at our scale", [
+            f"the control passes the {status} criterion too: the measure does not tell the effect from its absence"
+        ]
     unmet = []
     if status == "reproduced":
         if interval is None:
             unmet.append("no interval over seeds or prompts")
         elif not rep.holds_on(*interval):
-            unmet.append("the interval is not wholly past the threshold" if rep.op != "is_true" else
-                         "the condition fails in a resample inside the 90 % bootstrap interval")
+            unmet.append(
+                "the interval is not wholly past the threshold"
+                if rep.op != "is_true"
+                else "the condition fails in a resample inside the 90 % bootstrap interval"
+            )
     if not check.control:
         unmet.append("no negative control designed")
     elif control is None:
@@ -258,8 +306,11 @@ class ClaimRecord:
             return ""
         if isinstance(r, list):  # a record of the earlier form: [kept, runs]
             return f"kept in {r[0]} of {r[1]} robustness runs"
-        parts = [f"{r[k][0]} of {r[k][2]} {name}" for k, name in (("seeds", "other seed offsets"),
-                                                                  ("kernels", "CPU kernels")) if k in r]  # fmt: skip
+        parts = [
+            f"{r[k][0]} of {r[k][2]} {name}"
+            for k, name in (("seeds", "other seed offsets"), ("kernels", "CPU kernels"))
+            if k in r
+        ]
         return "kept at " + ", ".join(parts)
 
     @property
@@ -277,21 +328,32 @@ class ClaimRecord:
 
     # display -------------------------------------------------------------------------------------
     def __str__(self) -> str:
-        lines = [f"[{self.id}] {self.statement}", f"  source: {self.source_value}",
-                 f"  measured ({self.kind}): {self.measured_text} {self.interval_text()}".rstrip(),
-                 f"  control: {self.control_case or 'none designed'} -> {self.control_text()}",
-                 f"  reproduced if {self.criterion} ({self.why}) -> {self.status}"]  # fmt: skip
+        lines = [
+            f"[{self.id}] {self.statement}",
+            f"  source: {self.source_value}",
+            f"  measured ({self.kind}): {self.measured_text} {self.interval_text()}".rstrip(),
+            f"  control: {self.control_case or 'none designed'} -> {self.control_text()}",
+            f"  reproduced if {self.criterion} ({self.why}) -> {self.status}",
+        ]
         lines += [f"  unmet: {u}" for u in self.unmet]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         e = html.escape
         color = STATUS_COLOR[self.status]
-        partial = (f"; partial if {e(self.partial_criterion)} ({e(self.partial_why)})" if self.partial_criterion else
-                   f"; no partial level ({e(self.partial_why)})" if self.partial_why else "")  # fmt: skip
+        partial = (
+            f"; partial if {e(self.partial_criterion)} ({e(self.partial_why)})"
+            if self.partial_criterion
+            else f"; no partial level ({e(self.partial_why)})"
+            if self.partial_why
+            else ""
+        )
         interval = f" &nbsp;90 % interval {e(self.interval_text())}" if self.interval else ""
-        control = (f"<br><strong>Control:</strong> {e(self.control_case)} → {e(self.control_text())}"
-                   if self.control_case else "<br><strong>Control:</strong> none designed yet")  # fmt: skip
+        control = (
+            f"<br><strong>Control:</strong> {e(self.control_case)} → {e(self.control_text())}"
+            if self.control_case
+            else "<br><strong>Control:</strong> none designed yet"
+        )
         if self.kind == "derived":
             control = ""
         unmet = f"<br><em>Not yet shown: {e('; '.join(self.unmet))}.</em>" if self.unmet else ""
@@ -332,8 +394,19 @@ def _format(value, fmt: str, unit: str) -> str:
     return f"{format(int(value) if fmt == 'd' else value, fmt)} {unit}".strip()
 
 
-def claim(id: str, value, *, control=None, samples=None, interval=None, text: str | None = None, note: str = "",
-          extra: Mapping | None = None, show: bool = True, robustness: list[dict] | None = None) -> ClaimRecord:  # fmt: skip
+def claim(
+    id: str,
+    value,
+    *,
+    control=None,
+    samples=None,
+    interval=None,
+    text: str | None = None,
+    note: str = "",
+    extra: Mapping | None = None,
+    show: bool = True,
+    robustness: list[dict] | None = None,
+) -> ClaimRecord:
     """Check the registered claim ``id`` in the current chapter with the measured ``value``; show and record it.
 
     Parameters
@@ -368,18 +441,44 @@ def claim(id: str, value, *, control=None, samples=None, interval=None, text: st
     from ..core.context import context
 
     ctx = context()
-    record = build_record(id, ctx.chapter, value, control=control, samples=samples, interval=interval, text=text,
-                          note=note, extra=extra, robustness=robustness, scale=ctx.scale, seed_offset=ctx.seed_offset,
-                          smoke=ctx.smoke)  # fmt: skip
+    record = build_record(
+        id,
+        ctx.chapter,
+        value,
+        control=control,
+        samples=samples,
+        interval=interval,
+        text=text,
+        note=note,
+        extra=extra,
+        robustness=robustness,
+        scale=ctx.scale,
+        seed_offset=ctx.seed_offset,
+        smoke=ctx.smoke,
+    )
     if show:
         _display(record)
     return record
 
 
-def build_record(id: str, chapter: str, value, *, control=None, samples=None, interval=None, text: str | None = None,
-                 note: str = "", extra: Mapping | None = None, robustness: list[dict] | None = None,
-                 scale: str = "fast", seed_offset: int = 0, smoke: int = 0, committed: str | None = None,
-                 incomplete=()) -> ClaimRecord:  # fmt: skip
+def build_record(
+    id: str,
+    chapter: str,
+    value,
+    *,
+    control=None,
+    samples=None,
+    interval=None,
+    text: str | None = None,
+    note: str = "",
+    extra: Mapping | None = None,
+    robustness: list[dict] | None = None,
+    scale: str = "fast",
+    seed_offset: int = 0,
+    smoke: int = 0,
+    committed: str | None = None,
+    incomplete=(),
+) -> ClaimRecord:
     """The :class:`ClaimRecord` of claim ``id``'s check in ``chapter``, judged by the registry (what :func:`claim`
     records, without a chapter's context: the paper-scale column is built this way from committed studies).
 
@@ -418,8 +517,10 @@ def build_record(id: str, chapter: str, value, *, control=None, samples=None, in
         raise TypeError(f"claim {id}: interval must be a lib.core.stats.Interval, got {type(interval).__name__}")
     if boolean and interval is not None:
         if not {interval.value, interval.lo, interval.hi} <= {0.0, 1.0}:
-            raise ValueError(f"claim {id}: a qualitative claim's interval is its condition's indicator "
-                             f"(lib.claims.condition_interval), got {interval}")
+            raise ValueError(
+                f"claim {id}: a qualitative claim's interval is its condition's indicator "
+                f"(lib.claims.condition_interval), got {interval}"
+            )
         if value is None:
             value = bool(interval.value)
         elif bool(value) != bool(interval.value):
@@ -438,8 +539,14 @@ def build_record(id: str, chapter: str, value, *, control=None, samples=None, in
     seen = {r.get("label", str(k)): r.get("statuses", {}).get(key, "not recorded") for k, r in enumerate(runs)}
     bounds = None if interval is None else (interval.lo, interval.hi)
     smaller = SMALLER_SETTING.get((id, chapter), "") if scale == "fast" else ""
-    how = dict(control=control, interval=bounds, choice=reg.choice, committed=committed, incomplete=list(incomplete),
-               smaller=smaller)  # a run that did not reach the claim counts as changed
+    how = dict(
+        control=control,
+        interval=bounds,
+        choice=reg.choice,
+        committed=committed,
+        incomplete=list(incomplete),
+        smaller=smaller,
+    )  # a run that did not reach the claim counts as changed
     status, raw, unmet = judge(check, value, robust=seen or None, **how)
     if smoke:  # the smoke run of the paper scale (lib.core.smoke): its numbers mean nothing, no claim is judged
         status = raw = "not run"
@@ -451,22 +558,39 @@ def build_record(id: str, chapter: str, value, *, control=None, samples=None, in
         details["robust"] = _robust_counts(seen, raw)
     details["seed_offset"] = seed_offset
     record = ClaimRecord(
-        id=id, source=reg.source, chapter=chapter, kind=check.kind, statement=reg.statement,
-        source_value=reg.source_value, measure=check.measure, measured=value,
+        id=id,
+        source=reg.source,
+        chapter=chapter,
+        kind=check.kind,
+        statement=reg.statement,
+        source_value=reg.source_value,
+        measure=check.measure,
+        measured=value,
         measured_text=text if text is not None else _format(value, check.fmt, check.unit),
-        interval=None if interval is None else {"value": interval.value, "lo": interval.lo, "hi": interval.hi,
-                                                "level": interval.level, "n": interval.n},
-        control_case=check.control, control=control, criterion=check.reproduced.criterion.describe(),
-        why=check.reproduced.why, partial_criterion=check.partial.criterion.describe() if check.partial else "",
-        status=status, raw_status=raw, unmet=unmet, scale=scale, choice=reg.choice, note=note, extra=details,
+        interval=None
+        if interval is None
+        else {"value": interval.value, "lo": interval.lo, "hi": interval.hi, "level": interval.level, "n": interval.n},
+        control_case=check.control,
+        control=control,
+        criterion=check.reproduced.criterion.describe(),
+        why=check.reproduced.why,
+        partial_criterion=check.partial.criterion.describe() if check.partial else "",
+        status=status,
+        raw_status=raw,
+        unmet=unmet,
+        scale=scale,
+        choice=reg.choice,
+        note=note,
+        extra=details,
         partial_why=check.partial.why if check.partial else check.no_partial,
-    )  # fmt: skip
+    )
     json.dumps(record.to_json())  # fail early if extra is not JSON-serialisable
     return record
 
 
-def condition_interval(condition: Callable[..., bool], *groups, level: float = 0.9, resamples: int = 2000,
-                       seed: int = 0):  # fmt: skip
+def condition_interval(
+    condition: Callable[..., bool], *groups, level: float = 0.9, resamples: int = 2000, seed: int = 0
+):
     r"""Bootstrap interval of a yes/no condition's indicator, resampling the units (seeds, data sets) of each group.
 
     ``groups`` are arrays whose **last** axis holds the independent units (arrays measured on the same units, e.g. two
@@ -489,8 +613,9 @@ def condition_interval(condition: Callable[..., bool], *groups, level: float = 0
     def indicator(*idx) -> float:
         return float(bool(condition(*(a[..., i] for a, i in zip(arrays, idx)))))
 
-    return group_bootstrap_interval(indicator, [a.shape[-1] for a in arrays], level=level, resamples=resamples,
-                                    seed=seed)  # fmt: skip
+    return group_bootstrap_interval(
+        indicator, [a.shape[-1] for a in arrays], level=level, resamples=resamples, seed=seed
+    )
 
 
 def _display(record: ClaimRecord) -> None:

@@ -24,6 +24,7 @@ folder, after checking the manifest's sha256.
 Environment: ``BOOK_CACHE_DIR`` sets the folder (default ``build/cache`` in the repository); ``BOOK_CACHE=0``
 disables the cache (every call computes; nothing is read or written).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -179,9 +180,17 @@ class Cache:
         False makes every lookup a miss and every store a no-op (default: ``BOOK_CACHE``, on).
     """
 
-    def __init__(self, directory: str | Path | None = None, *, data_dir: str | Path | None = DATA_DIR, enabled: bool | None = None):
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        *,
+        data_dir: str | Path | None = DATA_DIR,
+        enabled: bool | None = None,
+    ):
         env_dir = os.environ.get("BOOK_CACHE_DIR")
-        self.directory = Path(directory) if directory is not None else Path(env_dir) if env_dir else ROOT / "build" / "cache"
+        self.directory = (
+            Path(directory) if directory is not None else Path(env_dir) if env_dir else ROOT / "build" / "cache"
+        )
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.enabled = env_flag("BOOK_CACHE", True) if enabled is None else bool(enabled)
 
@@ -207,7 +216,9 @@ class Cache:
             return None
         data = path.read_bytes()
         if len(data) != entry["size"] or _sha256(data) != entry["sha256"]:
-            warnings.warn(CacheWarning(f"{path}: sha256/size differ from data/{MANIFEST}; not used, recomputing"), stacklevel=3)
+            warnings.warn(
+                CacheWarning(f"{path}: sha256/size differ from data/{MANIFEST}; not used, recomputing"), stacklevel=3
+            )
             return None
         return path
 
@@ -291,7 +302,10 @@ class Cache:
             return value
         cpu, wall = time.process_time(), time.perf_counter()
         value = func(config, *args, **kwargs)
-        cost = {"cpu_seconds": round(time.process_time() - cpu, 1), "wall_seconds": round(time.perf_counter() - wall, 1)}
+        cost = {
+            "cpu_seconds": round(time.process_time() - cpu, 1),
+            "wall_seconds": round(time.perf_counter() - wall, 1),
+        }
         self.store(func, config, value, cost=cost)
         return value
 
@@ -318,8 +332,11 @@ def _machine() -> dict:
     out = {"arch": platform.machine(), "cpus": os.cpu_count(), **_cpu()}
     torch = sys.modules.get("torch")  # only when the computation used it (no import for numpy-only results)
     if torch is not None:
-        out.update(torch=torch.__version__, cpu_capability=torch.backends.cpu.get_cpu_capability(),
-                   threads=torch.get_num_threads())  # fmt: skip
+        out.update(
+            torch=torch.__version__,
+            cpu_capability=torch.backends.cpu.get_cpu_capability(),
+            threads=torch.get_num_threads(),
+        )
     return out
 
 
@@ -365,7 +382,9 @@ def _read_manifest(data_dir: Path) -> dict:
     return manifest
 
 
-def publish(func: Callable, config: Any, command: str, *, cache: Cache | None = None, data_dir: str | Path = DATA_DIR) -> Path:
+def publish(
+    func: Callable, config: Any, command: str, *, cache: Cache | None = None, data_dir: str | Path = DATA_DIR
+) -> Path:
     """Copy the verified entry of ``func(config)`` into ``data/cache/`` and record it in the manifest.
 
     ``command`` is the shell command that regenerates it from a fresh clone (it is stored with the entry).
@@ -385,7 +404,7 @@ def publish(func: Callable, config: Any, command: str, *, cache: Cache | None = 
     _atomic_write(data_dir / rel, data)
     manifest = _read_manifest(data_dir)
     entry = {"sha256": _sha256(data), "size": len(data), "command": command.strip(), "name": result_name(func)}
-    header = json.loads(data[len(MAGIC):].split(b"\n", 1)[0])
+    header = json.loads(data[len(MAGIC) :].split(b"\n", 1)[0])
     entry.update({k: header[k] for k in ("created", "machine", "cost") if k in header})  # where, when, at what price
     manifest["files"][rel] = entry
     manifest["files"] = dict(sorted(manifest["files"].items()))
@@ -397,8 +416,11 @@ def load_committed(func: Callable, config: Any, *, cache: Cache | None = None) -
     """``(True, value)`` for a verified entry of ``func(config)`` in the cache folder or in ``data/``, else
     ``(False, None)``. Committed results are read even with the cache off (``BOOK_CACHE=0``): they are data."""
     cache = cache or default_cache()
-    reader = cache if cache.enabled else Cache(Path(tempfile.gettempdir()) / "attnbook-no-local-cache",
-                                                data_dir=cache.data_dir, enabled=True)  # fmt: skip
+    reader = (
+        cache
+        if cache.enabled
+        else Cache(Path(tempfile.gettempdir()) / "attnbook-no-local-cache", data_dir=cache.data_dir, enabled=True)
+    )
     return reader.load(getattr(func, "__wrapped__", func), config)
 
 

@@ -53,8 +53,14 @@ class BookContext:
         """
         from .smoke import MIN_TOKENS, pick
 
-        return pick(fast, paper, fast_mode=self.fast, count=count, factor=self.smoke,
-                    min_tokens=MIN_TOKENS if min_tokens is None else min_tokens)
+        return pick(
+            fast,
+            paper,
+            fast_mode=self.fast,
+            count=count,
+            factor=self.smoke,
+            min_tokens=MIN_TOKENS if min_tokens is None else min_tokens,
+        )
 
     def scaled(self, config):
         """``config`` as this run uses it: cut by :func:`lib.core.smoke.cut` in a smoke run, else ``config`` itself (for

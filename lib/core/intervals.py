@@ -61,8 +61,16 @@ def group_bootstrap_interval(statistic, sizes, *, level: float = 0.9, **kw):
         raise
 
 
-def censored_ratio_interval(a, b, budget: float, statistic: Callable[[np.ndarray], np.ndarray] = np.median, *,
-                            level: float = 0.9, resamples: int = 4000, seed: int = 0) -> Interval:  # fmt: skip
+def censored_ratio_interval(
+    a,
+    b,
+    budget: float,
+    statistic: Callable[[np.ndarray], np.ndarray] = np.median,
+    *,
+    level: float = 0.9,
+    resamples: int = 4000,
+    seed: int = 0,
+) -> Interval:
     r"""Percentile bootstrap interval of :math:`T(a)/T(b)` with runs censored at ``budget`` (module docstring).
 
     Parameters

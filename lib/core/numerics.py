@@ -35,8 +35,16 @@ from typing import Any, Callable
 __all__ = ["NUMERICS", "numerics_version", "reached_definitions"]
 
 #: Module prefixes whose definitions compute results (a prefix matches the module and its submodules).
-NUMERICS = ("lib.tasks", "lib.models", "lib.theory", "lib.train", "lib.measures", "lib.lm", "lib.core.seeds",
-            "lib.core.stats")
+NUMERICS = (
+    "lib.tasks",
+    "lib.models",
+    "lib.theory",
+    "lib.train",
+    "lib.measures",
+    "lib.lm",
+    "lib.core.seeds",
+    "lib.core.stats",
+)
 
 
 def _in(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -89,8 +97,12 @@ def _clean(node: ast.AST) -> ast.AST:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             n.decorator_list = []
             body = [s for s in n.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):  # fmt: skip
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 body = body[1:]
             n.body = body or [ast.Pass()]
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -110,8 +122,13 @@ def _clean(node: ast.AST) -> ast.AST:
 def _targets(node: ast.stmt) -> list[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-        node, (ast.AnnAssign, ast.AugAssign)) else []  # fmt: skip
+    targets = (
+        node.targets
+        if isinstance(node, ast.Assign)
+        else [node.target]
+        if isinstance(node, (ast.AnnAssign, ast.AugAssign))
+        else []
+    )
     names = []
     for t in targets:
         for n in ast.walk(t):
@@ -189,8 +206,11 @@ def _statement(module: _Module, index: int) -> tuple[str, list, dict]:
     key = (id(module), index)
     if key not in _STATEMENTS:
         node = next(n for i, nodes in module.defs.items() for j, n in nodes if j == index)
-        _STATEMENTS[key] = (hashlib.sha256(ast.dump(_clean(node)).encode()).hexdigest(), _references(node),
-                            _locals(node, module))  # fmt: skip
+        _STATEMENTS[key] = (
+            hashlib.sha256(ast.dump(_clean(node)).encode()).hexdigest(),
+            _references(node),
+            _locals(node, module),
+        )
     return _STATEMENTS[key]
 
 

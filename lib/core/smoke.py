@@ -68,8 +68,12 @@ def _cut_field(name: str, value, f: int, min_tokens: int = MIN_TOKENS):
             return _count(value, f)
         if name in ("tokens", "tokens_per_step") or name.endswith("_tokens"):
             return _count(value, f, min_tokens)
-    if (name == "seeds" or name.endswith("_seeds")) and isinstance(value, tuple) and value \
-            and all(isinstance(v, int) for v in value):  # fmt: skip
+    if (
+        (name == "seeds" or name.endswith("_seeds"))
+        and isinstance(value, tuple)
+        and value
+        and all(isinstance(v, int) for v in value)
+    ):
         return value[: _count(len(value), f, MIN_SEEDS)]
     return value
 
@@ -109,8 +113,7 @@ def _cut(obj, f: int, min_tokens: int = MIN_TOKENS):
     return dataclasses.replace(obj, **changes) if changes else obj
 
 
-def pick(fast, paper, *, fast_mode: bool, count: bool = False, factor: int | None = None,
-         min_tokens: int = MIN_TOKENS):
+def pick(fast, paper, *, fast_mode: bool, count: bool = False, factor: int | None = None, min_tokens: int = MIN_TOKENS):
     """``fast`` at FAST scale; otherwise ``paper``, cut by the smoke factor when one is set.
 
     Parameters

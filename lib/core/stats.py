@@ -14,8 +14,17 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval", "coefficient_of_variation", "group_bootstrap_interval", "halves_difference",
-           "halves_ratio", "ratio_interval", "interval_score", "halves_interval"]
+__all__ = [
+    "Interval",
+    "bootstrap_interval",
+    "coefficient_of_variation",
+    "group_bootstrap_interval",
+    "halves_difference",
+    "halves_ratio",
+    "ratio_interval",
+    "interval_score",
+    "halves_interval",
+]
 
 
 def _check_resampling(level: float, resamples: int) -> None:
@@ -47,8 +56,14 @@ class Interval:
         return f"{self.value:.3g} [{self.lo:.3g}, {self.hi:.3g}]"
 
 
-def bootstrap_interval(values, statistic: Callable[[np.ndarray], np.ndarray] = np.median, *, level: float = 0.9,
-                       resamples: int = 4000, seed: int = 0) -> Interval:  # fmt: skip
+def bootstrap_interval(
+    values,
+    statistic: Callable[[np.ndarray], np.ndarray] = np.median,
+    *,
+    level: float = 0.9,
+    resamples: int = 4000,
+    seed: int = 0,
+) -> Interval:
     """Percentile bootstrap interval of ``statistic`` over the 1-d ``values`` (see the module docstring).
 
     ``statistic`` must reduce along the last axis (``np.median``, ``np.mean``, ...). Infinite values (censored
@@ -63,12 +78,21 @@ def bootstrap_interval(values, statistic: Callable[[np.ndarray], np.ndarray] = n
     rng = np.random.default_rng(seed)
     draws = x[rng.integers(0, x.size, size=(resamples, x.size))]  # (resamples, n)
     stats = np.asarray(statistic(draws, axis=-1), dtype=float)  # (resamples,)
-    lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")  # no interpolation: inf stays inf
+    lo, hi = np.quantile(
+        stats, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf"
+    )  # no interpolation: inf stays inf
     return Interval(float(statistic(x)), float(lo), float(hi), level, int(x.size))
 
 
-def ratio_interval(a, b, statistic: Callable[[np.ndarray], np.ndarray] = np.median, *, level: float = 0.9,
-                   resamples: int = 4000, seed: int = 0) -> Interval:  # fmt: skip
+def ratio_interval(
+    a,
+    b,
+    statistic: Callable[[np.ndarray], np.ndarray] = np.median,
+    *,
+    level: float = 0.9,
+    resamples: int = 4000,
+    seed: int = 0,
+) -> Interval:
     r"""Percentile bootstrap interval of :math:`T(a)/T(b)` for two independent groups of values.
 
     Each resample draws ``a`` and ``b`` with replacement, each within its own group, and takes the ratio of the
@@ -91,8 +115,9 @@ def ratio_interval(a, b, statistic: Callable[[np.ndarray], np.ndarray] = np.medi
     return Interval(float(statistic(x) / statistic(y)), float(lo), float(hi), level, int(x.size + y.size))
 
 
-def group_bootstrap_interval(statistic: Callable[..., float], sizes, *, level: float = 0.9, resamples: int = 2000,
-                             seed: int = 0) -> Interval:  # fmt: skip
+def group_bootstrap_interval(
+    statistic: Callable[..., float], sizes, *, level: float = 0.9, resamples: int = 2000, seed: int = 0
+) -> Interval:
     r"""Percentile bootstrap interval of a statistic of whole units (chains, runs), resampled within groups.
 
     ``statistic(*indices)`` gets one integer index array per group (``len(sizes)`` groups of ``sizes[g]`` units) and

@@ -54,8 +54,13 @@ def train_bpe(config: BPEConfig = BPEConfig(), texts=None):
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     core.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(vocab_size=config.vocab_size, special_tokens=[ENDOFTEXT, PADDING],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=config.vocab_size,
+        special_tokens=[ENDOFTEXT, PADDING],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     core.train_from_iterator(texts, trainer=trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=core, bos_token=ENDOFTEXT, eos_token=ENDOFTEXT,
-                                   unk_token=ENDOFTEXT, pad_token=PADDING)  # fmt: skip
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, bos_token=ENDOFTEXT, eos_token=ENDOFTEXT, unk_token=ENDOFTEXT, pad_token=PADDING
+    )

@@ -22,8 +22,17 @@ import numpy as np
 
 from .tokenizer import Vocab
 
-__all__ = ["CorpusConfig", "CorpusSampler", "SEGMENTS", "PROSE_SEGMENTS", "ProseCorpusConfig", "prose_stream", "ProseSampler",
-           "RANDREP_POOLS", "randrep_pool"]
+__all__ = [
+    "CorpusConfig",
+    "CorpusSampler",
+    "SEGMENTS",
+    "PROSE_SEGMENTS",
+    "ProseCorpusConfig",
+    "prose_stream",
+    "ProseSampler",
+    "RANDREP_POOLS",
+    "randrep_pool",
+]
 
 SEGMENTS = ("zipf", "randrep", "digits", "pattern", "ioi")
 
@@ -42,7 +51,13 @@ class CorpusConfig:
         Tokens per training row (the model sees ``seq_len`` inputs and ``seq_len`` next-token targets).
     """
 
-    mix: tuple[tuple[str, float], ...] = (("zipf", 0.15), ("randrep", 0.5), ("digits", 0.2), ("pattern", 0.075), ("ioi", 0.075))
+    mix: tuple[tuple[str, float], ...] = (
+        ("zipf", 0.15),
+        ("randrep", 0.5),
+        ("digits", 0.2),
+        ("pattern", 0.075),
+        ("ioi", 0.075),
+    )
     p_eos: float = 0.08
     seq_len: int = 64
 
@@ -147,8 +162,24 @@ class CorpusSampler(_SegmentRows):
             a, b = b, a
         f = self.fn
         place, obj = self.rng.choice(self.places), self.rng.choice(self.objects)
-        return [f["when"], a, f["and"], b, f["went"], f["to"], f["the"], place, f[","], a, f["gave"], f["a"], obj,
-                f["to"], b, f["."]]
+        return [
+            f["when"],
+            a,
+            f["and"],
+            b,
+            f["went"],
+            f["to"],
+            f["the"],
+            place,
+            f[","],
+            a,
+            f["gave"],
+            f["a"],
+            obj,
+            f["to"],
+            b,
+            f["."],
+        ]
 
     def _segment(self, kind: str) -> list[int]:
         return getattr(self, f"_{kind}")()
@@ -230,8 +261,10 @@ def randrep_pool(tokenizer) -> tuple[np.ndarray, np.ndarray]:
     words = ids([w for w in english_words() if word_half(w) == "corpus"])
     symbols = ids(list("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
     if not words or not symbols:
-        raise ValueError(f"the tokenizer has {len(words)} single-token corpus words and {len(symbols)} single-token "
-                         "digits/capitals; the 'words' pool needs both")
+        raise ValueError(
+            f"the tokenizer has {len(words)} single-token corpus words and {len(symbols)} single-token "
+            "digits/capitals; the 'words' pool needs both"
+        )
     return np.asarray(words, dtype=np.int64), np.asarray(symbols, dtype=np.int64)
 
 

@@ -22,8 +22,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["first_stable_solved", "bisect_first_solved", "BisectResult", "bisect_emergence", "monotonicity",
-           "emergence_steps", "seed_emergence", "abruptness"]
+__all__ = [
+    "first_stable_solved",
+    "bisect_first_solved",
+    "BisectResult",
+    "bisect_emergence",
+    "monotonicity",
+    "emergence_steps",
+    "seed_emergence",
+    "abruptness",
+]
 
 
 def first_stable_solved(solved) -> int:

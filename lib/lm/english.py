@@ -96,7 +96,9 @@ def english_words(min_len: int = 4, max_len: int = 8) -> tuple[str, ...]:
         raise ValueError(f"need ints 1 <= min_len <= max_len, got {min_len!r}, {max_len!r}")
     chain = load_chain()
     vocab = set(chain.left) | set(chain.right) | set(chain.next_word)
-    return tuple(sorted(w for w in vocab if w.isascii() and w.isalpha() and w.islower() and min_len <= len(w) <= max_len))
+    return tuple(
+        sorted(w for w in vocab if w.isascii() and w.isalpha() and w.islower() and min_len <= len(w) <= max_len)
+    )
 
 
 def word_half(word: str) -> str:

@@ -37,11 +37,28 @@ from .suite import LocalSuite
 __all__ = ["PYTHIA_CONFIG_KEYS", "repo_folder", "pythia_config", "pythia_state_dict", "write_hub_cache", "main"]
 
 #: The keys of a Pythia checkpoint's ``config.json`` (EleutherAI/pythia-*, written by transformers 4.24).
-PYTHIA_CONFIG_KEYS = ("architectures", "bos_token_id", "eos_token_id", "hidden_act", "hidden_size",
-                      "initializer_range", "intermediate_size", "layer_norm_eps", "max_position_embeddings",
-                      "model_type", "num_attention_heads", "num_hidden_layers", "rotary_emb_base", "rotary_pct",
-                      "tie_word_embeddings", "torch_dtype", "transformers_version", "use_cache",
-                      "use_parallel_residual", "vocab_size")  # fmt: skip
+PYTHIA_CONFIG_KEYS = (
+    "architectures",
+    "bos_token_id",
+    "eos_token_id",
+    "hidden_act",
+    "hidden_size",
+    "initializer_range",
+    "intermediate_size",
+    "layer_norm_eps",
+    "max_position_embeddings",
+    "model_type",
+    "num_attention_heads",
+    "num_hidden_layers",
+    "rotary_emb_base",
+    "rotary_pct",
+    "tie_word_embeddings",
+    "torch_dtype",
+    "transformers_version",
+    "use_cache",
+    "use_parallel_residual",
+    "vocab_size",
+)
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 GITATTRIBUTES = "*.bin filter=lfs diff=lfs merge=lfs -text\n*.safetensors filter=lfs diff=lfs merge=lfs -text\n"
 
@@ -62,13 +79,19 @@ def pythia_config(config: dict) -> dict:
     """
     rope = config.get("rope_parameters") or {}
     out = {k: config[k] for k in PYTHIA_CONFIG_KEYS if k in config}
-    out.update(rotary_pct=float(rope.get("partial_rotary_factor", config.get("rotary_pct", 0.25))),
-               rotary_emb_base=int(rope.get("rope_theta", config.get("rotary_emb_base", 10000))),
-               torch_dtype="float16", transformers_version="4.24.0", architectures=["GPTNeoXForCausalLM"])  # fmt: skip
+    out.update(
+        rotary_pct=float(rope.get("partial_rotary_factor", config.get("rotary_pct", 0.25))),
+        rotary_emb_base=int(rope.get("rope_theta", config.get("rotary_emb_base", 10000))),
+        torch_dtype="float16",
+        transformers_version="4.24.0",
+        architectures=["GPTNeoXForCausalLM"],
+    )
     assumed = {"attention_bias": True, "hidden_dropout": 0.0, "attention_dropout": 0.0}
     changed = {k: config[k] for k, v in assumed.items() if k in config and config[k] != v}
     if changed:
-        raise ValueError(f"config keys {changed} differ from what a Pythia config (which lacks them) implies: {assumed}")
+        raise ValueError(
+            f"config keys {changed} differ from what a Pythia config (which lacks them) implies: {assumed}"
+        )
     missing = [k for k in PYTHIA_CONFIG_KEYS if k not in out]
     if missing:
         raise ValueError(f"the config lacks Pythia keys {missing}")
@@ -139,8 +162,9 @@ def _write_snapshot(repo: Path, repo_id: str, revision: str, files: dict[str, by
     return commit
 
 
-def write_hub_cache(suite: LocalSuite, cache_dir: str | Path, *, org: str = "attnbook", steps=None, sizes=None,
-                    seeds=None) -> list[str]:
+def write_hub_cache(
+    suite: LocalSuite, cache_dir: str | Path, *, org: str = "attnbook", steps=None, sizes=None, seeds=None
+) -> list[str]:
     """Write every built model of ``suite`` (restricted to ``sizes`` × ``seeds`` if given; its ``steps``, or the
     given subset) into ``cache_dir`` as hub repositories ``<org>/<suite prefix>-<size>[-seed<k>]``; return the repo
     ids. (:meth:`lib.lm.suite.HubSuite.discover` wants every size with every seed: of a suite built in shards, write
@@ -167,8 +191,9 @@ def write_hub_cache(suite: LocalSuite, cache_dir: str | Path, *, org: str = "att
         repo = cache / repo_folder(repo_id)
         last = None
         for st in steps:
-            last = _write_snapshot(repo, repo_id, suite.revision(st),
-                                   _revision_files(suite.verify_checkpoint(size, seed, st)))
+            last = _write_snapshot(
+                repo, repo_id, suite.revision(st), _revision_files(suite.verify_checkpoint(size, seed, st))
+            )
         if seed == 0:  # the original run's main is its final checkpoint (Pythia's)
             (repo / "refs" / "main").write_text(last)
         else:  # PolyPythia seed repos: main holds only .gitattributes

@@ -40,8 +40,21 @@ from .corpus import CorpusConfig, CorpusSampler, ProseCorpusConfig, ProseSampler
 from .suite import INDEX_FILE, INDEX_FORMAT, file_sha256, model_name
 from .tokenizer import VocabConfig, build_tokenizer, build_vocab
 
-__all__ = ["ModelSize", "TrainConfig", "MiniSuiteConfig", "MINISUITE", "TINY_SUITE", "TINY_BPE_SUITE", "BPE_SUITE", "SCALES",
-           "checkpoint_schedule", "suite_data", "train_run", "build_suite", "main"]
+__all__ = [
+    "ModelSize",
+    "TrainConfig",
+    "MiniSuiteConfig",
+    "MINISUITE",
+    "TINY_SUITE",
+    "TINY_BPE_SUITE",
+    "BPE_SUITE",
+    "SCALES",
+    "checkpoint_schedule",
+    "suite_data",
+    "train_run",
+    "build_suite",
+    "main",
+]
 
 
 @dataclass(frozen=True)
@@ -65,10 +78,18 @@ class ModelSize:
         from transformers import GPTNeoXConfig
 
         return GPTNeoXConfig(
-            vocab_size=vocab_size, hidden_size=self.d_model, num_hidden_layers=self.n_layer,
-            num_attention_heads=self.n_head, intermediate_size=4 * self.d_model, rotary_pct=0.25,
-            use_parallel_residual=True, tie_word_embeddings=False, max_position_embeddings=max_positions,
-            bos_token_id=eos, eos_token_id=eos, pad_token_id=pad,
+            vocab_size=vocab_size,
+            hidden_size=self.d_model,
+            num_hidden_layers=self.n_layer,
+            num_attention_heads=self.n_head,
+            intermediate_size=4 * self.d_model,
+            rotary_pct=0.25,
+            use_parallel_residual=True,
+            tie_word_embeddings=False,
+            max_position_embeddings=max_positions,
+            bos_token_id=eos,
+            eos_token_id=eos,
+            pad_token_id=pad,
         )
 
 
@@ -115,7 +136,10 @@ class MiniSuiteConfig:
 
     prefix: str = "mini"
     sizes: tuple[ModelSize, ...] = (
-        ModelSize("120k", 3, 48, 3), ModelSize("200k", 3, 64, 4), ModelSize("410k", 3, 96, 4))
+        ModelSize("120k", 3, 48, 3),
+        ModelSize("200k", 3, 64, 4),
+        ModelSize("410k", 3, 96, 4),
+    )
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
     train: TrainConfig = TrainConfig()
     corpus: CorpusConfig | ProseCorpusConfig = CorpusConfig()
@@ -129,12 +153,19 @@ class MiniSuiteConfig:
             raise ValueError(f"sizes must have distinct names, got {names}")
         if not self.seeds or len(set(self.seeds)) != len(self.seeds) or min(self.seeds) < 0:
             raise ValueError(f"seeds must be distinct non-negative ints, got {self.seeds}")
-        if list(self.checkpoints) != sorted(set(self.checkpoints)) or self.checkpoints[0] != 0 \
-                or self.checkpoints[-1] != self.train.steps:
-            raise ValueError(f"checkpoints must increase from 0 to train.steps={self.train.steps}, got {self.checkpoints}")
+        if (
+            list(self.checkpoints) != sorted(set(self.checkpoints))
+            or self.checkpoints[0] != 0
+            or self.checkpoints[-1] != self.train.steps
+        ):
+            raise ValueError(
+                f"checkpoints must increase from 0 to train.steps={self.train.steps}, got {self.checkpoints}"
+            )
         if isinstance(self.vocab, BPEConfig) != isinstance(self.corpus, ProseCorpusConfig):
-            raise ValueError("a BPE vocabulary goes with the prose corpus, a word-level one with the synthetic corpus; "
-                             f"got {type(self.vocab).__name__} with {type(self.corpus).__name__}")
+            raise ValueError(
+                "a BPE vocabulary goes with the prose corpus, a word-level one with the synthetic corpus; "
+                f"got {type(self.vocab).__name__} with {type(self.corpus).__name__}"
+            )
 
     def size(self, name: str) -> ModelSize:
         for s in self.sizes:
@@ -146,22 +177,41 @@ class MiniSuiteConfig:
 #: The chapter's suite: 3 sizes × 5 seeds × 3000 steps, 67 checkpoints each (40 CPU-minutes on one thread, 0.5 GB).
 MINISUITE = MiniSuiteConfig()
 #: The CI suite: built inside the chapter in seconds (it need not show emergence).
-TINY_SUITE = MiniSuiteConfig(prefix="tiny", sizes=(ModelSize("30k", 2, 32, 2), ModelSize("60k", 2, 48, 3)), seeds=(0, 1),
-                             train=TrainConfig(steps=40, warmup=5), checkpoints=checkpoint_schedule(40, 8, 8))
+TINY_SUITE = MiniSuiteConfig(
+    prefix="tiny",
+    sizes=(ModelSize("30k", 2, 32, 2), ModelSize("60k", 2, 48, 3)),
+    seeds=(0, 1),
+    train=TrainConfig(steps=40, warmup=5),
+    checkpoints=checkpoint_schedule(40, 8, 8),
+)
 #: The byte-level BPE suite's code path at test size (prose corpus, a small BPE; learns nothing in 40 steps).
-TINY_BPE_SUITE = MiniSuiteConfig(prefix="tinybpe", sizes=(ModelSize("30k", 2, 32, 2),), seeds=(0, 1),
-                                 train=TrainConfig(steps=40, warmup=5), checkpoints=checkpoint_schedule(40, 8, 8),
-                                 vocab=BPEConfig(vocab_size=512, n_words=20_000),
-                                 corpus=ProseCorpusConfig(n_words=20_000))  # fmt: skip
+TINY_BPE_SUITE = MiniSuiteConfig(
+    prefix="tinybpe",
+    sizes=(ModelSize("30k", 2, 32, 2),),
+    seeds=(0, 1),
+    train=TrainConfig(steps=40, warmup=5),
+    checkpoints=checkpoint_schedule(40, 8, 8),
+    vocab=BPEConfig(vocab_size=512, n_words=20_000),
+    corpus=ProseCorpusConfig(n_words=20_000),
+)
 #: The byte-level BPE suite chapter 5 reads (built and published: ``data/lm/bpesuite``): 4 sizes spanning 10x in
 #: parameters x 10 seeds (PolyPythias has 10), BPE 2048 on English prose, repeated random spans of single-token
 #: corpus-half words, digits and capitals (``randrep_pool="words"``), 4000 steps (``build --scale bpe``, then
 #: ``analyze --scale bpe``: :func:`lib.lm.study_results.study_suite`).
-BPE_SUITE = MiniSuiteConfig(prefix="bpe", sizes=(ModelSize("160k", 2, 32, 2), ModelSize("410k", 3, 64, 4),
-                                                 ModelSize("840k", 4, 96, 4), ModelSize("1.6m", 4, 144, 6)),
-                            seeds=tuple(range(10)), train=TrainConfig(steps=4000),
-                            checkpoints=checkpoint_schedule(4000, 64, 100), vocab=BPEConfig(vocab_size=2048),
-                            corpus=ProseCorpusConfig(randrep_pool="words"))  # fmt: skip
+BPE_SUITE = MiniSuiteConfig(
+    prefix="bpe",
+    sizes=(
+        ModelSize("160k", 2, 32, 2),
+        ModelSize("410k", 3, 64, 4),
+        ModelSize("840k", 4, 96, 4),
+        ModelSize("1.6m", 4, 144, 6),
+    ),
+    seeds=tuple(range(10)),
+    train=TrainConfig(steps=4000),
+    checkpoints=checkpoint_schedule(4000, 64, 100),
+    vocab=BPEConfig(vocab_size=2048),
+    corpus=ProseCorpusConfig(randrep_pool="words"),
+)
 SCALES = {"full": MINISUITE, "tiny": TINY_SUITE, "tiny-bpe": TINY_BPE_SUITE, "bpe": BPE_SUITE}
 
 
@@ -179,8 +229,12 @@ def suite_data(config: "MiniSuiteConfig", seed: int):
     if isinstance(config.vocab, BPEConfig):
         tok, stream = _bpe_data(config.vocab, config.corpus)
         pool = randrep_pool(tok) if config.corpus.randrep_pool == "words" else None
-        return tok, ProseSampler(config.corpus, stream, tok.eos_token_id, config.data_seed_offset + seed, pool), \
-            tok.eos_token_id, tok.pad_token_id
+        return (
+            tok,
+            ProseSampler(config.corpus, stream, tok.eos_token_id, config.data_seed_offset + seed, pool),
+            tok.eos_token_id,
+            tok.pad_token_id,
+        )
     tok = build_tokenizer(config.vocab)
     return tok, CorpusSampler(config.corpus, build_vocab(config.vocab), config.data_seed_offset + seed), 2, 0
 
@@ -207,8 +261,9 @@ def _save_checkpoint(model, tokenizer, folder: Path) -> dict[str, str]:
     return hashes
 
 
-def train_run(config: MiniSuiteConfig, size: str, seed: int, root: str | Path, *, bar=None,
-              stop_after: int | None = None) -> dict | None:
+def train_run(
+    config: MiniSuiteConfig, size: str, seed: int, root: str | Path, *, bar=None, stop_after: int | None = None
+) -> dict | None:
     """Train one (size, seed) run into ``root/<prefix>-<size>[-seed<k>]``, resuming if a resume state is there.
 
     Returns the run summary (also written to ``run.json``): config key, losses, per-checkpoint file hashes, CPU time.
@@ -259,9 +314,19 @@ def train_run(config: MiniSuiteConfig, size: str, seed: int, root: str | Path, *
             model.eval()
             files[f"step{step}"] = _save_checkpoint(model, tokenizer, run_dir / f"step{step}")
             model.train()
-            _atomic_torch_save({"config_key": key, "model": model.state_dict(), "opt": opt.state_dict(),
-                                "sampler": sampler.get_state(), "step": step, "losses": losses, "files": files,
-                                "cpu": cpu + time.process_time() - t0}, state_path)
+            _atomic_torch_save(
+                {
+                    "config_key": key,
+                    "model": model.state_dict(),
+                    "opt": opt.state_dict(),
+                    "sampler": sampler.get_state(),
+                    "step": step,
+                    "losses": losses,
+                    "files": files,
+                    "cpu": cpu + time.process_time() - t0,
+                },
+                state_path,
+            )
             if stop_after is not None and step >= stop_after and step < tc.steps:
                 return None
         if step >= tc.steps:
@@ -279,9 +344,16 @@ def train_run(config: MiniSuiteConfig, size: str, seed: int, root: str | Path, *
         step += 1
         if bar is not None:
             bar.update(1)
-    summary = {"config_key": key, "name": run_dir.name, "size": size, "seed": seed, "losses": losses,
-               "files": files, "cpu_seconds": cpu + time.process_time() - t0,
-               "n_params": sum(p.numel() for p in model.parameters())}
+    summary = {
+        "config_key": key,
+        "name": run_dir.name,
+        "size": size,
+        "seed": seed,
+        "losses": losses,
+        "files": files,
+        "cpu_seconds": cpu + time.process_time() - t0,
+        "n_params": sum(p.numel() for p in model.parameters()),
+    }
     tmp = done.with_name("run.json.tmp")
     tmp.write_text(json.dumps(summary))
     os.replace(tmp, done)
@@ -289,8 +361,7 @@ def train_run(config: MiniSuiteConfig, size: str, seed: int, root: str | Path, *
     return summary
 
 
-def build_suite(config: MiniSuiteConfig, root: str | Path, *, description: str = "", sizes=None,
-                seeds=None) -> Path:
+def build_suite(config: MiniSuiteConfig, root: str | Path, *, description: str = "", sizes=None, seeds=None) -> Path:
     """Train the runs of ``config`` into ``root`` (resumable) and write the index ``suite.json``; return its path.
 
     ``sizes`` and ``seeds`` (default: all of the suite's) train a shard only, seeds outermost, so that a suite too
@@ -306,10 +377,18 @@ def build_suite(config: MiniSuiteConfig, root: str | Path, *, description: str =
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     key = config_key(config)
-    shard = [(config.size(sz).name, sd) for sd in (config.seeds if seeds is None else seeds)
-             for sz in (sizes or [s.name for s in config.sizes])]
-    bar = progress(total=len(shard) * config.train.steps, desc=f"mini-suite {config.prefix}", unit="step",
-                   leave=True, mininterval=2.0)
+    shard = [
+        (config.size(sz).name, sd)
+        for sd in (config.seeds if seeds is None else seeds)
+        for sz in (sizes or [s.name for s in config.sizes])
+    ]
+    bar = progress(
+        total=len(shard) * config.train.steps,
+        desc=f"mini-suite {config.prefix}",
+        unit="step",
+        leave=True,
+        mininterval=2.0,
+    )
     try:
         for size, seed in shard:
             bar.set_postfix_str(f"{size} seed {seed}")
@@ -318,21 +397,30 @@ def build_suite(config: MiniSuiteConfig, root: str | Path, *, description: str =
         bar.close()
     runs = [(size.name, seed) for seed in config.seeds for size in config.sizes]
     # finished runs (this shard's and earlier ones'), read back from their run.json
-    summaries = {r: train_run(config, *r, root) for r in runs
-                 if (root / model_name(config.prefix, *r) / "run.json").is_file()}
+    summaries = {
+        r: train_run(config, *r, root) for r in runs if (root / model_name(config.prefix, *r) / "run.json").is_file()
+    }
     tok_dir = root / "tokenizer"
     suite_data(config, config.seeds[0])[0].save_pretrained(tok_dir)
     names = {r: model_name(config.prefix, *r) for r in summaries}
-    n_params = {sz: next(v["n_params"] for (s, _), v in summaries.items() if s == sz)
-                for sz in {s for s, _ in summaries}}
+    n_params = {
+        sz: next(v["n_params"] for (s, _), v in summaries.items() if s == sz) for sz in {s for s, _ in summaries}
+    }
     index = {
-        "format": INDEX_FORMAT, "prefix": config.prefix, "description": description or f"mini-suite {key}",
-        "sizes": [s.name for s in config.sizes], "seeds": list(config.seeds), "steps": list(config.checkpoints),
+        "format": INDEX_FORMAT,
+        "prefix": config.prefix,
+        "description": description or f"mini-suite {key}",
+        "sizes": [s.name for s in config.sizes],
+        "seeds": list(config.seeds),
+        "steps": list(config.checkpoints),
         "size_info": {s.name: {**asdict(s), "n_params": n_params.get(s.name)} for s in config.sizes},
         "files": {names[r]: v["files"] for r, v in summaries.items()},
-        "meta": {"config_key": key, "complete": len(summaries) == len(runs),
-                 "cpu_seconds": {names[r]: v["cpu_seconds"] for r, v in summaries.items()},
-                 "final_loss": {names[r]: float(np.mean(v["losses"][-50:])) for r, v in summaries.items()}},
+        "meta": {
+            "config_key": key,
+            "complete": len(summaries) == len(runs),
+            "cpu_seconds": {names[r]: v["cpu_seconds"] for r, v in summaries.items()},
+            "final_loss": {names[r]: float(np.mean(v["losses"][-50:])) for r, v in summaries.items()},
+        },
     }
     path = root / INDEX_FILE
     tmp = path.with_name(INDEX_FILE + ".tmp")
@@ -348,8 +436,14 @@ def main(argv=None) -> None:
     parser.add_argument("--scale", choices=sorted(SCALES), default="full")
     parser.add_argument("--root", default=None, help="suite folder (default build/lm/<prefix>suite)")
     parser.add_argument("--sizes", nargs="+", default=None, help="build/analyze only these sizes (default all)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=None, help="build/analyze only these seeds (default all)")
-    parser.add_argument("--publish", action="store_true", help="analyze: commit each finished run's result and the checkpoint pair to data/")
+    parser.add_argument(
+        "--seeds", nargs="+", type=int, default=None, help="build/analyze only these seeds (default all)"
+    )
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="analyze: commit each finished run's result and the checkpoint pair to data/",
+    )
     args = parser.parse_args(argv)
     from ..core.env import ROOT
 
@@ -370,13 +464,17 @@ def main(argv=None) -> None:
             from .study_report import study_table
             from .study_results import committed_runs, export_study_pair, pair_run
 
-            command = ("python -m lib.lm.minisuite build --scale bpe && "
-                       "python -m lib.lm.minisuite analyze --scale bpe --publish")
+            command = (
+                "python -m lib.lm.minisuite build --scale bpe && "
+                "python -m lib.lm.minisuite analyze --scale bpe --publish"
+            )
             paths = publish_runs(StudyConfig(), suite, command, sizes=args.sizes, seeds=args.seeds)
             committed, results = committed_runs()
             table = study_table(results, committed)
-            print(f"published {len(paths)} runs of {root}; data/ holds {len(results)} of "
-                  f"{len(suite.sizes) * len(suite.seeds)}")
+            print(
+                f"published {len(paths)} runs of {root}; data/ holds {len(results)} of "
+                f"{len(suite.sizes) * len(suite.seeds)}"
+            )
             chosen = pair_run(table)
             if chosen is not None and (chosen.key.size, chosen.key.seed) in suite.built:
                 files = export_study_pair(suite, table, command)
@@ -387,8 +485,10 @@ def main(argv=None) -> None:
             results = study_suite(StudyConfig(), suite, sizes=args.sizes, seeds=args.seeds)
             print(f"analysed {len(results)} runs of {root} (cached per run)")
     else:
-        raise SystemExit(f"the {args.scale!r} suite is word-level; chapter 5's analysis (lib.lm.study) reads byte-level "
-                         "BPE suites: analyze --scale bpe (or tiny-bpe)")
+        raise SystemExit(
+            f"the {args.scale!r} suite is word-level; chapter 5's analysis (lib.lm.study) reads byte-level "
+            "BPE suites: analyze --scale bpe (or tiny-bpe)"
+        )
 
 
 if __name__ == "__main__":

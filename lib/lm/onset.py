@@ -28,8 +28,17 @@ import numpy as np
 
 from .emergence import BisectResult
 
-__all__ = ["THETA", "smooth", "stable_onset", "OnsetBisect", "bisect_onset", "onset_agreement", "max_rise",
-           "ramp_rise", "rise_null"]
+__all__ = [
+    "THETA",
+    "smooth",
+    "stable_onset",
+    "OnsetBisect",
+    "bisect_onset",
+    "onset_agreement",
+    "max_rise",
+    "ramp_rise",
+    "rise_null",
+]
 
 #: The probability a prompt must keep (smoothed) to count as solved from that checkpoint on (our choice, see above).
 THETA = 0.5
@@ -157,10 +166,16 @@ def onset_agreement(p, theta: float = THETA, window: int = 3, verify: int = 2) -
     exact = bis.index == scan
     near = np.abs(bis.index - scan) <= 1
     v = bis.verified
-    return {"scan": scan, "bisect": bis.index, "verified": v, "agree": float(exact.mean()),
-            "within_one": float(near.mean()), "verified_frac": float(v.mean()),
-            "verified_agree": float(exact[v].mean()) if v.any() else float("nan"),
-            "verified_within_one": float(near[v].mean()) if v.any() else float("nan")}
+    return {
+        "scan": scan,
+        "bisect": bis.index,
+        "verified": v,
+        "agree": float(exact.mean()),
+        "within_one": float(near.mean()),
+        "verified_frac": float(v.mean()),
+        "verified_agree": float(exact[v].mean()) if v.any() else float("nan"),
+        "verified_within_one": float(near[v].mean()) if v.any() else float("nan"),
+    }
 
 
 def max_rise(p, steps: Sequence[float], width: float, window: int = 3) -> np.ndarray:

@@ -93,12 +93,15 @@ class Recovery:
         return self.reason or f"{self.value:.2f} [{self.lo:.2f}, {self.hi:.2f}]"
 
 
-def recovery(p_from, p_to, p_patched, *, min_gain: float = MIN_GAIN, level: float = 0.9, resamples: int = 2000,
-             seed: int = 0) -> Recovery:
+def recovery(
+    p_from, p_to, p_patched, *, min_gain: float = MIN_GAIN, level: float = 0.9, resamples: int = 2000, seed: int = 0
+) -> Recovery:
     """The fraction :math:`R` of the module docstring over P prompts (``(P,)`` arrays, resampled jointly)."""
     a, b, c = (np.asarray(x, dtype=float) for x in (p_from, p_to, p_patched))
     if a.ndim != 1 or a.shape != b.shape or a.shape != c.shape or a.size < 2:
-        raise ValueError(f"p_from, p_to, p_patched must be (P,) arrays of one length >= 2, got {a.shape}, {b.shape}, {c.shape}")
+        raise ValueError(
+            f"p_from, p_to, p_patched must be (P,) arrays of one length >= 2, got {a.shape}, {b.shape}, {c.shape}"
+        )
     if not (np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(c).all()):
         raise ValueError("probabilities must be finite")
     if not min_gain > 0:
@@ -117,7 +120,8 @@ def recovery(p_from, p_to, p_patched, *, min_gain: float = MIN_GAIN, level: floa
     value = float((c.mean() - a.mean()) / change)
     if dropped > 0.05:
         nan = float("nan")
-        return Recovery(value, nan, nan, change, level, n, dropped,
-                        f"change below {min_gain} in {dropped:.0%} of resamples")  # fmt: skip
+        return Recovery(
+            value, nan, nan, change, level, n, dropped, f"change below {min_gain} in {dropped:.0%} of resamples"
+        )
     lo, hi = np.quantile(r, [(1 - level) / 2, (1 + level) / 2])
     return Recovery(value, float(lo), float(hi), change, level, n, dropped)

@@ -21,9 +21,21 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
-__all__ = ["IMPLEMENTATION", "register_patchable", "make_patchable", "attention_modules", "patch_state",
-           "record_patterns", "patched_last_logits", "all_single_head_logits", "single_head_masks", "topk_masks", "PatchResult", "patch_heads",
-           "target_probs"]
+__all__ = [
+    "IMPLEMENTATION",
+    "register_patchable",
+    "make_patchable",
+    "attention_modules",
+    "patch_state",
+    "record_patterns",
+    "patched_last_logits",
+    "all_single_head_logits",
+    "single_head_masks",
+    "topk_masks",
+    "PatchResult",
+    "patch_heads",
+    "target_probs",
+]
 
 IMPLEMENTATION = "patchable"
 
@@ -31,8 +43,9 @@ IMPLEMENTATION = "patchable"
 class _State:
     """What the patchable attention does in one module during a forward: record and/or replace patterns."""
 
-    def __init__(self, record: dict | None, masks: torch.Tensor | None, patterns: torch.Tensor | None,
-                 values: dict | None = None):
+    def __init__(
+        self, record: dict | None, masks: torch.Tensor | None, patterns: torch.Tensor | None, values: dict | None = None
+    ):
         self.record = record  # layer -> (B, H, Q, K)
         self.values = values  # layer -> (B, H, K, d_head)
         self.masks = masks  # (G, L, H) bool
@@ -52,7 +65,9 @@ class _State:
         N = B // G
         donor = self.patterns[layer]  # (N, H, Q, K)
         if donor.shape != (N, H, Q, K):
-            raise ValueError(f"donor patterns of layer {layer} have shape {tuple(donor.shape)}, the model's are {(N, H, Q, K)}")
+            raise ValueError(
+                f"donor patterns of layer {layer} have shape {tuple(donor.shape)}, the model's are {(N, H, Q, K)}"
+            )
         m = self.masks[:, layer].to(w.device)[:, None, :, None, None]  # (G, 1, H, 1, 1)
         return torch.where(m, donor.to(w.dtype)[None], w.view(G, N, H, Q, K)).view(B, H, Q, K)
 
@@ -105,11 +120,15 @@ def attention_modules(model) -> list:
 
 
 @contextmanager
-def patch_state(model, *, record: dict | None = None, masks=None, patterns=None, values: dict | None = None) -> Iterator[None]:
+def patch_state(
+    model, *, record: dict | None = None, masks=None, patterns=None, values: dict | None = None
+) -> Iterator[None]:
     """Attach record/replace state to every attention module for the forwards inside the block."""
     if model.config._attn_implementation != IMPLEMENTATION:
-        raise ValueError(f"the model uses attention {model.config._attn_implementation!r}; load it with "
-                         f"attn_implementation='{IMPLEMENTATION}' or call make_patchable(model)")
+        raise ValueError(
+            f"the model uses attention {model.config._attn_implementation!r}; load it with "
+            f"attn_implementation='{IMPLEMENTATION}' or call make_patchable(model)"
+        )
     mods = attention_modules(model)
     state = _State(record, masks, patterns, values)
     for m in mods:
@@ -139,7 +158,9 @@ def record_patterns(model, input_ids) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @torch.no_grad()
-def patched_last_logits(model, input_ids, patterns: torch.Tensor, masks: torch.Tensor, *, chunk: int | None = None) -> torch.Tensor:
+def patched_last_logits(
+    model, input_ids, patterns: torch.Tensor, masks: torch.Tensor, *, chunk: int | None = None
+) -> torch.Tensor:
     """Last-position logits ``(G, N, V)`` of ``model`` with, in group ``g``, head ``(l, h)`` replaced where ``masks[g, l, h]``.
 
     Parameters
@@ -156,8 +177,10 @@ def patched_last_logits(model, input_ids, patterns: torch.Tensor, masks: torch.T
     masks = torch.as_tensor(masks, dtype=torch.bool)
     L = len(attention_modules(model))
     if masks.ndim != 3 or masks.shape[1] != L or patterns.shape[0] != L or patterns.shape[1] != ids.shape[0]:
-        raise ValueError(f"masks must be (G, L={L}, H) and patterns (L, N={ids.shape[0]}, H, T, T); got "
-                         f"{tuple(masks.shape)} and {tuple(patterns.shape)}")
+        raise ValueError(
+            f"masks must be (G, L={L}, H) and patterns (L, N={ids.shape[0]}, H, T, T); got "
+            f"{tuple(masks.shape)} and {tuple(patterns.shape)}"
+        )
     G, N = masks.shape[0], ids.shape[0]
     chunk = G if chunk is None else int(chunk)
     out = []
@@ -263,8 +286,16 @@ class PatchResult:
         return (self.p_topk.mean(-1) - self.p_old.mean()) / gain if gain != 0 else np.full(len(self.ks), np.nan)
 
 
-def patch_heads(old, new, input_ids, target_ids, *, ks: Sequence[int] = (1, 2, 4, 8, 16), order: Sequence[int] | None = None,
-                batched: bool = True) -> PatchResult:
+def patch_heads(
+    old,
+    new,
+    input_ids,
+    target_ids,
+    *,
+    ks: Sequence[int] = (1, 2, 4, 8, 16),
+    order: Sequence[int] | None = None,
+    batched: bool = True,
+) -> PatchResult:
     """Paper B's patching: every single head, then the top-k heads jointly, from ``new`` into ``old``.
 
     ``order`` fixes the ranking for the joint patches (default: by this call's mean single-head Δp).
@@ -286,5 +317,6 @@ def patch_heads(old, new, input_ids, target_ids, *, ks: Sequence[int] = (1, 2, 4
         p_topk = target_probs(patched_last_logits(old, ids, donor, topk_masks(order, L, H, ks)), target_ids)
     else:
         p_topk = np.zeros((0, N))
-    return PatchResult(p_old=p_old, p_new=p_new, p_head=p_head, ks=tuple(int(k) for k in ks), p_topk=p_topk,
-                       order=list(order))
+    return PatchResult(
+        p_old=p_old, p_new=p_new, p_head=p_head, ks=tuple(int(k) for k in ks), p_topk=p_topk, order=list(order)
+    )

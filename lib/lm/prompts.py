@@ -22,12 +22,25 @@ import numpy as np
 
 from .tokenizer import NAMES, OBJECTS, PLACES, single_token_id
 
-__all__ = ["TASKS", "TASK_TITLES", "PromptSet", "make_prompts", "prompt_set", "is_word_level", "word_pool",
-           "IOI_TEMPLATES", "PAPER_EXAMPLE"]
+__all__ = [
+    "TASKS",
+    "TASK_TITLES",
+    "PromptSet",
+    "make_prompts",
+    "prompt_set",
+    "is_word_level",
+    "word_pool",
+    "IOI_TEMPLATES",
+    "PAPER_EXAMPLE",
+]
 
 TASKS = ("rep", "icr", "pat", "ioi")
-TASK_TITLES = {"rep": "string repetition", "icr": "in-context repetition", "pat": "pattern completion",
-               "ioi": "indirect object (IOI)"}
+TASK_TITLES = {
+    "rep": "string repetition",
+    "icr": "in-context repetition",
+    "pat": "pattern completion",
+    "ioi": "indirect object (IOI)",
+}
 PAPER_EXAMPLE = ("0 7 3 1 2 0 2 3 0 7 3 1 2 0 2", " 3")
 #: Wang et al. (2022) BABA templates ([B] = subject, [A] = indirect object); the prompt stops before the final [A].
 IOI_TEMPLATES = (
@@ -65,15 +78,22 @@ class PromptSet:
 
     def subset(self, index) -> "PromptSet":
         index = np.atleast_1d(np.asarray(index))
-        return PromptSet(self.task, tuple(self.prompts[i] for i in index), tuple(self.targets[i] for i in index),
-                         self.input_ids[index], self.target_ids[index])
+        return PromptSet(
+            self.task,
+            tuple(self.prompts[i] for i in index),
+            tuple(self.targets[i] for i in index),
+            self.input_ids[index],
+            self.target_ids[index],
+        )
 
 
 def prompt_set(task: str, prompts, targets, tokenizer) -> PromptSet:
     """Tokenize and validate: each target one token, every prompt the same length. ``ValueError`` shows the prompt."""
     prompts, targets = tuple(prompts), tuple(targets)
     if not prompts or len(prompts) != len(targets):
-        raise ValueError(f"prompts and targets must be non-empty and of equal length, got {len(prompts)} and {len(targets)}")
+        raise ValueError(
+            f"prompts and targets must be non-empty and of equal length, got {len(prompts)} and {len(targets)}"
+        )
     rows, tids = [], []
     for p, t in zip(prompts, targets):
         try:
@@ -87,8 +107,10 @@ def prompt_set(task: str, prompts, targets, tokenizer) -> PromptSet:
     lengths = {len(r) for r in rows}
     if len(lengths) != 1:
         i = next(i for i, r in enumerate(rows) if len(r) != len(rows[0]))
-        raise ValueError(f"prompts of a set must have one token length; {prompts[0]!r} has {len(rows[0])} tokens, "
-                         f"{prompts[i]!r} has {len(rows[i])}")
+        raise ValueError(
+            f"prompts of a set must have one token length; {prompts[0]!r} has {len(rows[0])} tokens, "
+            f"{prompts[i]!r} has {len(rows[i])}"
+        )
     return PromptSet(task, prompts, targets, np.asarray(rows, dtype=np.int64), np.asarray(tids, dtype=np.int64))
 
 
@@ -109,7 +131,9 @@ def word_pool(tokenizer, lo: int = 100, hi: int = 300) -> list[str]:
         fixed = {w.lower() for w in NAMES + PLACES + OBJECTS} | {"when", "then", "and", "went", "the", "gave", "handed"}
         words = [w for w, _ in vocab if w.isalpha() and w.islower() and len(w) >= 4 and w not in fixed]
         return words[lo:hi]
-    words = [w[1:] for w, _ in vocab if w.startswith("Ġ") and w[1:].isalpha() and w[1:].islower() and 4 <= len(w) - 1 <= 8]
+    words = [
+        w[1:] for w, _ in vocab if w.startswith("Ġ") and w[1:].isalpha() and w[1:].islower() and 4 <= len(w) - 1 <= 8
+    ]
     return words[20 * lo : 20 * hi]
 
 

@@ -25,8 +25,16 @@ def export_pair(suite: LocalSuite, size: str, seed: int, old: int, new: int, out
         shutil.copytree(src, out / name / f"step{step}")
         files[f"step{step}"] = suite.files[name][f"step{step}"]
     shutil.copytree(suite.root / "tokenizer", out / "tokenizer")
-    index = {"format": INDEX_FORMAT, "prefix": suite.prefix, "sizes": [size], "seeds": [seed], "steps": [old, new],
-             "description": f"the checkpoint pair around the emergence of {name} (from {suite.description})",
-             "size_info": {size: suite.size_info.get(size, {})}, "files": {name: files}, "meta": {}}
+    index = {
+        "format": INDEX_FORMAT,
+        "prefix": suite.prefix,
+        "sizes": [size],
+        "seeds": [seed],
+        "steps": [old, new],
+        "description": f"the checkpoint pair around the emergence of {name} (from {suite.description})",
+        "size_info": {size: suite.size_info.get(size, {})},
+        "files": {name: files},
+        "meta": {},
+    }
     (out / INDEX_FILE).write_text(json.dumps(index, indent=1))
     return sorted(p for p in out.rglob("*") if p.is_file())

@@ -46,8 +46,17 @@ from .patch_stats import MIN_GAIN, Recovery, capped_ks, rank_heads, recovery, sp
 from .patching import all_single_head_logits, patched_last_logits, record_patterns, target_probs, topk_masks
 from .tasks import PERIODS, TASKS, build_prompts
 
-__all__ = ["StudyConfig", "RunKey", "run_key", "RunPatch", "RunResult", "analyze_run", "evaluate_prompts",
-           "emergence_pair", "control_pair"]
+__all__ = [
+    "StudyConfig",
+    "RunKey",
+    "run_key",
+    "RunPatch",
+    "RunResult",
+    "analyze_run",
+    "evaluate_prompts",
+    "emergence_pair",
+    "control_pair",
+]
 
 
 @dataclass(frozen=True)
@@ -319,11 +328,16 @@ def _patch(study: StudyConfig, suite, size, seed, pset, onset, steps) -> tuple[R
     def joint(model, donor, order_):
         return target_probs(patched_last_logits(model, ids, donor, topk_masks(order_, L, H, ks)).cpu(), tgt)
 
-    p_topk, p_topk_in, p_noised = joint(old, patt_new, order), joint(old, patt_new, order_in), joint(new, patt_old, order)
+    p_topk, p_topk_in, p_noised = (
+        joint(old, patt_new, order),
+        joint(old, patt_new, order_in),
+        joint(new, patt_old, order),
+    )
     rng = np.random.default_rng([study.split_seed, int(seed), 5, TASKS.index(pset.task)])
     # a random order's top K is a random K-set: one forward per draw gives every K
-    p_random = np.stack([joint(old, patt_new, [int(i) for i in rng.permutation(L * H)])
-                         for _ in range(study.random_draws)], axis=1)  # (len(ks), draws, P)
+    p_random = np.stack(
+        [joint(old, patt_new, [int(i) for i in rng.permutation(L * H)]) for _ in range(study.random_draws)], axis=1
+    )  # (len(ks), draws, P)
     c_from = c_to = c_topk = None
     if ctrl is not None:
         c_old, c_new = suite.load_model(size, seed, steps[ctrl[0]]), suite.load_model(size, seed, steps[ctrl[1]])
@@ -334,15 +348,35 @@ def _patch(study: StudyConfig, suite, size, seed, pset, onset, steps) -> tuple[R
         for st in ctrl:
             suite.release(size, seed, steps[st])
     period = PERIODS.get(pset.task)
-    scores = head_scores(patt_new.cpu(), period) if period else {"prev": np.full((L, H), np.nan),
-                                                               "induction": np.full((L, H), np.nan)}
+    scores = (
+        head_scores(patt_new.cpu(), period)
+        if period
+        else {"prev": np.full((L, H), np.nan), "induction": np.full((L, H), np.nan)}
+    )
     for st in pair:
         suite.release(size, seed, steps[st])
-    return RunPatch(task=pset.task, pair=(int(steps[pair[0]]), int(steps[pair[1]])),
-                    control=None if ctrl is None else (int(steps[ctrl[0]]), int(steps[ctrl[1]])), rank=rank, held=held,
-                    p_old=p_old, p_new=p_new, p_head=p_head, order=order, order_in=order_in, ks=ks, p_topk=p_topk,
-                    p_topk_in=p_topk_in, p_noised=p_noised, p_random=p_random, c_from=c_from, c_to=c_to,
-                    c_topk=c_topk, prev=scores["prev"], induction=scores["induction"]), ""
+    return RunPatch(
+        task=pset.task,
+        pair=(int(steps[pair[0]]), int(steps[pair[1]])),
+        control=None if ctrl is None else (int(steps[ctrl[0]]), int(steps[ctrl[1]])),
+        rank=rank,
+        held=held,
+        p_old=p_old,
+        p_new=p_new,
+        p_head=p_head,
+        order=order,
+        order_in=order_in,
+        ks=ks,
+        p_topk=p_topk,
+        p_topk_in=p_topk_in,
+        p_noised=p_noised,
+        p_random=p_random,
+        c_from=c_from,
+        c_to=c_to,
+        c_topk=c_topk,
+        prev=scores["prev"],
+        induction=scores["induction"],
+    ), ""
 
 
 def analyze_run(key: RunKey, suite) -> RunResult:
@@ -404,8 +438,25 @@ def analyze_run(key: RunKey, suite) -> RunResult:
     if run_losses is not None:
         n = len(run_losses) // 25 * 25
         losses = np.asarray(run_losses[:n], dtype=np.float32).reshape(-1, 25).mean(1)
-    return RunResult(key=key, tasks=study.tasks, prompts={s.task: (s.prompts, s.targets) for s in psets},
-                     steps=steps, n_params=n_params, n_heads=n_heads, p_target=p_target, argmax=argmax, onset=onset,
-                     verified=verified, bisect=bisect_idx, flip=flip, rise=rise, ramp=ramp, width=width,
-                     agreement=agreement, patches=patches, notes=notes, losses=losses,
-                     evaluated=int((argmax[0, 0] >= 0).sum()))
+    return RunResult(
+        key=key,
+        tasks=study.tasks,
+        prompts={s.task: (s.prompts, s.targets) for s in psets},
+        steps=steps,
+        n_params=n_params,
+        n_heads=n_heads,
+        p_target=p_target,
+        argmax=argmax,
+        onset=onset,
+        verified=verified,
+        bisect=bisect_idx,
+        flip=flip,
+        rise=rise,
+        ramp=ramp,
+        width=width,
+        agreement=agreement,
+        patches=patches,
+        notes=notes,
+        losses=losses,
+        evaluated=int((argmax[0, 0] >= 0).sum()),
+    )

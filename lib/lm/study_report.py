@@ -22,8 +22,17 @@ import numpy as np
 
 from .study import RunResult
 
-__all__ = ["StudyTable", "study_table", "RunPoints", "run_points", "flip_lead", "RiseSummary", "rise_summary", "PatchSummary",
-           "patch_summary"]
+__all__ = [
+    "StudyTable",
+    "study_table",
+    "RunPoints",
+    "run_points",
+    "flip_lead",
+    "RiseSummary",
+    "rise_summary",
+    "PatchSummary",
+    "patch_summary",
+]
 
 
 @dataclass
@@ -51,16 +60,19 @@ class StudyTable:
 
     def __repr__(self) -> str:
         per = ", ".join(f"{sz} {len(self.present(sz))}" for sz in self.sizes)
-        return (f"StudyTable({self.source}: {self.n_runs} runs (seeds per size: {per}), {len(self.steps)} checkpoints "
-                f"to step {int(self.steps[-1])}, tasks {list(self.tasks)})")
+        return (
+            f"StudyTable({self.source}: {self.n_runs} runs (seeds per size: {per}), {len(self.steps)} checkpoints "
+            f"to step {int(self.steps[-1])}, tasks {list(self.tasks)})"
+        )
 
     def size_rows(self) -> str:
         """A text table: size, parameters, heads, runs."""
         lines = [f"{'size':>6} {'parameters':>11} {'heads':>6} {'runs':>5}"]
         for sz in self.sizes:
             n = self.n_params.get(sz)
-            lines.append(f"{sz:>6} {n if n is not None else '-':>11} {self.n_heads.get(sz, '-'):>6} "
-                         f"{len(self.present(sz)):>5}")
+            lines.append(
+                f"{sz:>6} {n if n is not None else '-':>11} {self.n_heads.get(sz, '-'):>6} {len(self.present(sz)):>5}"
+            )
         return "\n".join(lines)
 
 
@@ -86,8 +98,17 @@ def study_table(results: list[RunResult], suite, *, min_runs: int = 1) -> StudyT
     n_heads = {sz: next(r.n_heads for k, r in runs.items() if k[0] == sz) for sz in sizes}
     cpu = getattr(suite, "meta", {}).get("cpu_seconds", {})
     names = {r.key.name for r in results}
-    return StudyTable(sizes, seeds, np.asarray(steps, dtype=float), tasks, runs, n_params, n_heads,
-                      float(sum(v for n, v in cpu.items() if n in names)), results[0].key.source)
+    return StudyTable(
+        sizes,
+        seeds,
+        np.asarray(steps, dtype=float),
+        tasks,
+        runs,
+        n_params,
+        n_heads,
+        float(sum(v for n, v in cpu.items() if n in names)),
+        results[0].key.source,
+    )
 
 
 @dataclass
@@ -191,21 +212,30 @@ class RunPoints:
     def summary(self) -> dict:
         """Glue values: runs, never-solvers, spreads, means, their ratio."""
         n = int(self.present.sum())
-        return {"n_runs": n, "n_never_runs": int((self.never & self.present).sum()),
-                "spread_min": float(np.nanmin(self.spread)), "spread_max": float(np.nanmax(self.spread)),
-                "within_spread": float(np.nanmin(self.within)), "mean_small": float(self.mean_steps[0]),
-                "n_learning_sizes": int(self.learning.sum()),
-                "mean_large": float(self.mean_steps[-1]), "size_ratio": float(self.mean_steps[-1] / self.mean_steps[0]),
-                "prompt_never_frac": float(100 * self.prompt_never[self.present].mean())}
+        return {
+            "n_runs": n,
+            "n_never_runs": int((self.never & self.present).sum()),
+            "spread_min": float(np.nanmin(self.spread)),
+            "spread_max": float(np.nanmax(self.spread)),
+            "within_spread": float(np.nanmin(self.within)),
+            "mean_small": float(self.mean_steps[0]),
+            "n_learning_sizes": int(self.learning.sum()),
+            "mean_large": float(self.mean_steps[-1]),
+            "size_ratio": float(self.mean_steps[-1] / self.mean_steps[0]),
+            "prompt_never_frac": float(100 * self.prompt_never[self.present].mean()),
+        }
 
     def __repr__(self) -> str:
         rows = [f"{self.task}: the median prompt's point of emergence per run (never = {int(self.last)})"]
         for i, sz in enumerate(self.sizes):
             ok = self.present[i]
-            pts = ", ".join("never" if self.never[i, j] else f"{int(self.seed_steps[i, j])}"
-                            for j in np.flatnonzero(ok))
-            rows.append(f"  {sz:>5}: {pts}  (mean {self.mean_steps[i]:.0f}, spread {self.spread[i]:.2f}, "
-                        f"within-run {self.within[i]:.2f})")
+            pts = ", ".join(
+                "never" if self.never[i, j] else f"{int(self.seed_steps[i, j])}" for j in np.flatnonzero(ok)
+            )
+            rows.append(
+                f"  {sz:>5}: {pts}  (mean {self.mean_steps[i]:.0f}, spread {self.spread[i]:.2f}, "
+                f"within-run {self.within[i]:.2f})"
+            )
         return "\n".join(rows)
 
 
@@ -271,23 +301,31 @@ class RiseSummary:
 
     def summary(self) -> dict:
         nan = float("nan")
-        return {"rise_median": float(np.median(self.rise)) if self.rise.size else nan,
-                "rise_n": int(self.rise.size), "ramp_median": float(np.median(self.ramp)) if self.ramp.size else nan,
-                "null_median": float(np.median(self.null)) if self.null.size else nan,
-                "null_q95": float(np.quantile(self.null, 0.95)) if self.null.size else nan,
-                "rise_width": self.width, "null_solved": self.null_solved,
-                "reversed_median": float(np.median(self.reversed)) if self.reversed.size else nan}
+        return {
+            "rise_median": float(np.median(self.rise)) if self.rise.size else nan,
+            "rise_n": int(self.rise.size),
+            "ramp_median": float(np.median(self.ramp)) if self.ramp.size else nan,
+            "null_median": float(np.median(self.null)) if self.null.size else nan,
+            "null_q95": float(np.quantile(self.null, 0.95)) if self.null.size else nan,
+            "rise_width": self.width,
+            "null_solved": self.null_solved,
+            "reversed_median": float(np.median(self.reversed)) if self.reversed.size else nan,
+        }
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"{self.task} at {self.size}: {s['rise_n']} emerging prompts, median rise {s['rise_median']:.2f} "
-                f"within {self.width:.0f} steps; the same curves reversed in time {s['reversed_median']:.2f}; even ramp "
-                f"{s['ramp_median']:.3f}; null ({self.null_task}, never "
-                f"learned: {self.null_solved:.0%} of its prompts solved at the end) {s['null_median']:.3f} "
-                f"(95th percentile {s['null_q95']:.3f})")
+        return (
+            f"{self.task} at {self.size}: {s['rise_n']} emerging prompts, median rise {s['rise_median']:.2f} "
+            f"within {self.width:.0f} steps; the same curves reversed in time {s['reversed_median']:.2f}; even ramp "
+            f"{s['ramp_median']:.3f}; null ({self.null_task}, never "
+            f"learned: {self.null_solved:.0%} of its prompts solved at the end) {s['null_median']:.3f} "
+            f"(95th percentile {s['null_q95']:.3f})"
+        )
 
 
-def rise_summary(table: StudyTable, task: str = "rep", *, null_task: str = "icr_held", size: str | None = None) -> RiseSummary:
+def rise_summary(
+    table: StudyTable, task: str = "rep", *, null_task: str = "icr_held", size: str | None = None
+) -> RiseSummary:
     """Abruptness of ``task`` at ``size`` (default the largest) against its null and ramp (class docstring)."""
     size = size or table.sizes[-1]
     from .onset import max_rise
@@ -301,13 +339,25 @@ def rise_summary(table: StudyTable, task: str = "rep", *, null_task: str = "icr_
         rise.append(r.rise[i, em])
         ramp.append(r.ramp[i, em])
         st = np.asarray(r.steps, dtype=float)
-        back.append(max_rise(r.p_target[i, em, ::-1].astype(float), st[-1] - st[::-1], r.width, r.key.study.window)
-                    if em.any() else np.zeros(0))
+        back.append(
+            max_rise(r.p_target[i, em, ::-1].astype(float), st[-1] - st[::-1], r.width, r.key.study.window)
+            if em.any()
+            else np.zeros(0)
+        )
         null.append(r.rise[k][np.isfinite(r.rise[k])])
         solved.append(r.argmax[k, :, -1] == 1)
     width = next(iter(table.runs.values())).width
-    return RiseSummary(task, null_task, size, width, np.concatenate(rise), np.concatenate(ramp),
-                       np.concatenate(null), float(np.mean(np.concatenate(solved))), np.concatenate(back))
+    return RiseSummary(
+        task,
+        null_task,
+        size,
+        width,
+        np.concatenate(rise),
+        np.concatenate(ramp),
+        np.concatenate(null),
+        float(np.mean(np.concatenate(solved))),
+        np.concatenate(back),
+    )
 
 
 @dataclass
@@ -341,12 +391,20 @@ class PatchSummary:
             a = a[np.isfinite(a)]
             return float(np.median(a)) if a.size else float("nan")
 
-        return {"patch_runs": int(np.isfinite(self.denoise).sum()), "patch_listed": len(self.names), "patch_k": self.k, "denoise_median": med(self.denoise),
-                "in_sample_median": med(self.in_sample), "noise_median": med(self.noise),
-                "random_median": med(self.random), "control_shift": med(self.control), "gain_median": med(self.gain),
-                "denoise_min": float(np.nanmin(self.denoise)) if len(self.names) else float("nan"),
-                "denoise_max": float(np.nanmax(self.denoise)) if len(self.names) else float("nan"),
-                "patch_heads": self.n_heads}
+        return {
+            "patch_runs": int(np.isfinite(self.denoise).sum()),
+            "patch_listed": len(self.names),
+            "patch_k": self.k,
+            "denoise_median": med(self.denoise),
+            "in_sample_median": med(self.in_sample),
+            "noise_median": med(self.noise),
+            "random_median": med(self.random),
+            "control_shift": med(self.control),
+            "gain_median": med(self.gain),
+            "denoise_min": float(np.nanmin(self.denoise)) if len(self.names) else float("nan"),
+            "denoise_max": float(np.nanmax(self.denoise)) if len(self.names) else float("nan"),
+            "patch_heads": self.n_heads,
+        }
 
     def __repr__(self) -> str:
         rows = [f"{self.task} at {self.size}, top-{self.k} of {self.n_heads} heads, held-out prompts:"]
@@ -382,5 +440,20 @@ def patch_summary(table: StudyTable, task: str = "rep", k: int = 2, *, size: str
         ga.append(float(pt.p_new[h].mean() - pt.p_old[h].mean()))
         curves.append([pt.denoising(kk).value for kk in pt.ks])
     arr = lambda x: np.asarray(x, dtype=float)  # noqa: E731
-    return PatchSummary(task, size, k, names, arr(d), arr(ins), arr(no), arr(ra), arr(co), arr(ga), recs,
-                        ks or (), arr(curves).reshape(len(names), len(ks or ())), table.n_heads.get(size, 0), skipped)
+    return PatchSummary(
+        task,
+        size,
+        k,
+        names,
+        arr(d),
+        arr(ins),
+        arr(no),
+        arr(ra),
+        arr(co),
+        arr(ga),
+        recs,
+        ks or (),
+        arr(curves).reshape(len(names), len(ks or ())),
+        table.n_heads.get(size, 0),
+        skipped,
+    )

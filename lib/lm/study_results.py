@@ -27,8 +27,22 @@ from . import study as _study
 from .study import RunKey, RunResult, StudyConfig, run_key
 from .suite import INDEX_FILE, LocalSuite
 
-__all__ = ["study_run", "study_suite", "publish_runs", "committed_runs", "open_study", "study_source", "export_study_pair",
-           "pair_run", "live_patch", "LivePatch", "BPE_DATA", "BPE_PAIR", "BPE_REGENERATE", "COLAB_SELECTION"]
+__all__ = [
+    "study_run",
+    "study_suite",
+    "publish_runs",
+    "committed_runs",
+    "open_study",
+    "study_source",
+    "export_study_pair",
+    "pair_run",
+    "live_patch",
+    "LivePatch",
+    "BPE_DATA",
+    "BPE_PAIR",
+    "BPE_REGENERATE",
+    "COLAB_SELECTION",
+]
 
 #: Where the BPE suite's published index lives (its runs' results are in ``data/cache/``).
 BPE_DATA = DATA_DIR / "lm" / "bpesuite"
@@ -39,8 +53,10 @@ BPE_PAIR = DATA_DIR / "lm" / "bpepair"
 #: cache after use, so the disk holds at most about 60 of at most 166 MB, about 10 GB).
 COLAB_SELECTION = {"sizes": ("14m", "31m", "70m"), "seeds": tuple(range(10))}
 #: The commands that build the BPE suite's runs and publish their analysis (resumable, shardable).
-BPE_REGENERATE = ("python -m lib.lm.minisuite build --scale bpe [--sizes ...] [--seeds ...] && "
-                  "python -m lib.lm.minisuite analyze --scale bpe --publish")
+BPE_REGENERATE = (
+    "python -m lib.lm.minisuite build --scale bpe [--sizes ...] [--seeds ...] && "
+    "python -m lib.lm.minisuite analyze --scale bpe --publish"
+)
 
 #: :func:`lib.lm.study.analyze_run` through the results cache (``cache=False`` computes, a ``Cache`` chooses one).
 study_run = cached(_study.analyze_run)
@@ -56,7 +72,9 @@ def _runs(suite, sizes, seeds) -> list[tuple[str, int]]:
     return [r for r in runs if r in built]
 
 
-def study_suite(study: StudyConfig, suite, *, cache: Cache | bool | None = None, sizes=None, seeds=None) -> list[RunResult]:
+def study_suite(
+    study: StudyConfig, suite, *, cache: Cache | bool | None = None, sizes=None, seeds=None
+) -> list[RunResult]:
     """Every run (``sizes`` × ``seeds``, default the suite's; of a local suite built in shards only its finished
     runs) of ``suite`` analysed with ``study``, each through the cache, seeds outermost (so a partial pass has every
     size of its first seeds). Returns the results in that order."""
@@ -64,8 +82,17 @@ def study_suite(study: StudyConfig, suite, *, cache: Cache | bool | None = None,
     return [study_run(key, suite, cache=cache) for key in progress(keys, desc=f"study {suite.prefix}")]
 
 
-def publish_runs(study: StudyConfig, suite: LocalSuite, command: str, *, sizes=None, seeds=None,
-                 data_dir: Path = DATA_DIR, out: Path | None = None, cache: Cache | None = None) -> list[Path]:
+def publish_runs(
+    study: StudyConfig,
+    suite: LocalSuite,
+    command: str,
+    *,
+    sizes=None,
+    seeds=None,
+    data_dir: Path = DATA_DIR,
+    out: Path | None = None,
+    cache: Cache | None = None,
+) -> list[Path]:
     """Analyse (through the cache) and publish every finished run of the local ``suite`` (restricted to ``sizes`` ×
     ``seeds``), then write the committed index ``out/suite.json``: the suite's index with the runs published so far
     (earlier sessions' and this one's). Returns the published result files."""
@@ -85,21 +112,28 @@ def publish_runs(study: StudyConfig, suite: LocalSuite, command: str, *, sizes=N
         published.add(key.name)
     meta = index.get("meta", {})
     index["files"] = {n: f for n, f in index["files"].items() if n in published}
-    index["meta"] = {**{k: v for k, v in meta.items() if not isinstance(v, dict)},
-                     **{k: {n: x for n, x in v.items() if n in published} for k, v in meta.items() if isinstance(v, dict)},
-                     "complete": len(published) == len(index["sizes"]) * len(index["seeds"])}
+    index["meta"] = {
+        **{k: v for k, v in meta.items() if not isinstance(v, dict)},
+        **{k: {n: x for n, x in v.items() if n in published} for k, v in meta.items() if isinstance(v, dict)},
+        "complete": len(published) == len(index["sizes"]) * len(index["seeds"]),
+    }
     out.mkdir(parents=True, exist_ok=True)
     _atomic_write(out / INDEX_FILE, (json.dumps(index, indent=1) + "\n").encode())
     shutil.copytree(suite.root / "tokenizer", out / "tokenizer", dirs_exist_ok=True)
     from ..core.cache import register_files
 
-    register_files([out / INDEX_FILE, *sorted((out / "tokenizer").iterdir())], command,
-                   "lib.lm.study_results.publish_runs", data_dir=Path(data_dir))
+    register_files(
+        [out / INDEX_FILE, *sorted((out / "tokenizer").iterdir())],
+        command,
+        "lib.lm.study_results.publish_runs",
+        data_dir=Path(data_dir),
+    )
     return paths
 
 
-def committed_runs(study: StudyConfig | None = None, *, root: Path = BPE_DATA,
-                   cache: Cache | None = None) -> tuple[LocalSuite, list[RunResult]]:
+def committed_runs(
+    study: StudyConfig | None = None, *, root: Path = BPE_DATA, cache: Cache | None = None
+) -> tuple[LocalSuite, list[RunResult]]:
     """The published suite index (opened without its checkpoints) and the committed result of each of its runs,
     seeds outermost. A missing result raises ``FileNotFoundError`` naming the command that regenerates it."""
     study = study or StudyConfig()
@@ -109,8 +143,10 @@ def committed_runs(study: StudyConfig | None = None, *, root: Path = BPE_DATA,
         key = run_key(study, suite, size, seed)
         hit, value = load_committed(study_run, key, cache=cache)
         if not hit:
-            raise FileNotFoundError(f"no committed analysis of {key.name} for this study config and code; "
-                                    f"regenerate with `{BPE_REGENERATE}`")
+            raise FileNotFoundError(
+                f"no committed analysis of {key.name} for this study config and code; "
+                f"regenerate with `{BPE_REGENERATE}`"
+            )
         results.append(value)
     return suite, results
 
@@ -170,8 +206,9 @@ def pair_run(table, task: str = "rep"):
     return None
 
 
-def export_study_pair(suite: LocalSuite, table, command: str, *, task: str = "rep", out: Path = BPE_PAIR,
-                      data_dir: Path = DATA_DIR) -> list[Path]:
+def export_study_pair(
+    suite: LocalSuite, table, command: str, *, task: str = "rep", out: Path = BPE_PAIR, data_dir: Path = DATA_DIR
+) -> list[Path]:
     """Copy :func:`pair_run`'s two checkpoints into ``out`` as a two-step local suite and list them in the manifest."""
     from ..core.cache import _read_manifest, register_files
     from .results import export_pair
@@ -227,5 +264,12 @@ def live_patch(pair_suite, result, task: str = "rep") -> LivePatch:
     tgt = pset.target_ids
     p_head = target_probs(all_single_head_logits(old, ids, pat_new).cpu(), tgt).reshape(L, H, P)
     p_topk = target_probs(patched_last_logits(old, ids, pat_new, topk_masks(pt.order, L, H, pt.ks)).cpu(), tgt)
-    return LivePatch(target_probs(lo.cpu(), tgt), target_probs(ln.cpu(), tgt), p_head, p_topk, pat_old.cpu(),
-                     pat_new.cpu(), pset.input_ids)
+    return LivePatch(
+        target_probs(lo.cpu(), tgt),
+        target_probs(ln.cpu(), tgt),
+        p_head,
+        p_topk,
+        pat_old.cpu(),
+        pat_new.cpu(),
+        pset.input_ids,
+    )

@@ -22,9 +22,25 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "PYTHIA_SIZES", "PYTHIA_SEEDS", "pythia_steps", "model_name", "SuiteIndexError", "HubUnreachable", "Suite",
-    "LocalSuite", "HubSuite", "open_suite", "hub_reachable", "hub_offline", "hub_cache_dir", "check_transformers",
-    "file_sha256", "INDEX_FILE", "INDEX_FORMAT", "PYTHIA_PREFIX", "TRANSFORMERS_PIN",
+    "PYTHIA_SIZES",
+    "PYTHIA_SEEDS",
+    "pythia_steps",
+    "model_name",
+    "SuiteIndexError",
+    "HubUnreachable",
+    "Suite",
+    "LocalSuite",
+    "HubSuite",
+    "open_suite",
+    "hub_reachable",
+    "hub_offline",
+    "hub_cache_dir",
+    "check_transformers",
+    "file_sha256",
+    "INDEX_FILE",
+    "INDEX_FORMAT",
+    "PYTHIA_PREFIX",
+    "TRANSFORMERS_PIN",
 ]
 
 PYTHIA_PREFIX = "EleutherAI/pythia"
@@ -95,8 +111,10 @@ class Suite:
         self.description = description
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.prefix!r}: sizes {list(self.sizes)}, seeds {list(self.seeds)}, "
-                f"{len(self.steps)} steps {self.steps[0]}…{self.steps[-1]})")
+        return (
+            f"{type(self).__name__}({self.prefix!r}: sizes {list(self.sizes)}, seeds {list(self.seeds)}, "
+            f"{len(self.steps)} steps {self.steps[0]}…{self.steps[-1]})"
+        )
 
     def check(self, size: str, seed: int, step: int | None = None) -> None:
         """Raise a ``ValueError`` naming the argument and listing what the suite has, if any is unknown."""
@@ -148,12 +166,16 @@ class LocalSuite(Suite):
         self.device = device
         index_path = self.root / INDEX_FILE
         if not index_path.is_file():
-            raise SuiteIndexError(f"{index_path}: no suite index here (build one with `python -m lib.lm.minisuite build`)")
+            raise SuiteIndexError(
+                f"{index_path}: no suite index here (build one with `python -m lib.lm.minisuite build`)"
+            )
         try:
             index = json.loads(index_path.read_text(encoding="utf-8"))
             if index.get("format") != INDEX_FORMAT:
                 raise KeyError(f"format {index.get('format')!r}, expected {INDEX_FORMAT!r}")
-            super().__init__(index["prefix"], index["sizes"], index["seeds"], index["steps"], index.get("description", ""))
+            super().__init__(
+                index["prefix"], index["sizes"], index["seeds"], index["steps"], index.get("description", "")
+            )
             self.files: dict[str, dict[str, dict[str, str]]] = index["files"]
             self.size_info: dict[str, Any] = index.get("size_info", {})
             self.meta: dict[str, Any] = index.get("meta", {})
@@ -161,10 +183,16 @@ class LocalSuite(Suite):
             raise SuiteIndexError(f"{index_path}: malformed suite index ({err})") from None
         self.digest = file_sha256(index_path)
         if verify:
-            missing = [str(self.path(sz, sd, st)) for sz, sd in self.built for st in self.steps
-                       if not self.path(sz, sd, st).is_dir()]
+            missing = [
+                str(self.path(sz, sd, st))
+                for sz, sd in self.built
+                for st in self.steps
+                if not self.path(sz, sd, st).is_dir()
+            ]
             if missing:
-                raise SuiteIndexError(f"local suite {self.root}: {len(missing)} checkpoint folder(s) missing, e.g. {missing[:3]}")
+                raise SuiteIndexError(
+                    f"local suite {self.root}: {len(missing)} checkpoint folder(s) missing, e.g. {missing[:3]}"
+                )
 
     @property
     def built(self) -> list[tuple[str, int]]:
@@ -207,8 +235,9 @@ class LocalSuite(Suite):
         _quiet_transformers()
         if attn_implementation == "patchable":
             register_patchable()
-        model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation=attn_implementation,
-                                                     dtype=dtype or torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, attn_implementation=attn_implementation, dtype=dtype or torch.float32
+        )
         return (model.to(self.device) if self.device is not None else model).eval()
 
     def run_losses(self, size: str, seed: int) -> list[float] | None:
@@ -283,8 +312,10 @@ def check_transformers(version: str | None = None) -> str:
 
         version = transformers.__version__
     if version.split(".")[0] != TRANSFORMERS_PIN.split(".")[0]:
-        raise RuntimeError(f"transformers {version} is installed; chapter 5 needs transformers 5 (tested: "
-                           f"{TRANSFORMERS_PIN}): pip install transformers=={TRANSFORMERS_PIN}")  # fmt: skip
+        raise RuntimeError(
+            f"transformers {version} is installed; chapter 5 needs transformers 5 (tested: "
+            f"{TRANSFORMERS_PIN}): pip install transformers=={TRANSFORMERS_PIN}"
+        )
     return version
 
 
@@ -311,8 +342,17 @@ class HubSuite(Suite):
 
     source = "hub"
 
-    def __init__(self, sizes=PYTHIA_SIZES, seeds=PYTHIA_SEEDS, steps=None, *, prefix: str = PYTHIA_PREFIX,
-                 timeout: float = 3.0, device=None, evict: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        sizes=PYTHIA_SIZES,
+        seeds=PYTHIA_SEEDS,
+        steps=None,
+        *,
+        prefix: str = PYTHIA_PREFIX,
+        timeout: float = 3.0,
+        device=None,
+        evict: bool = False,
+    ):
         check_transformers()
         if prefix.count("/") != 1:
             raise ValueError(f"prefix must be '<org>/<family>', got {prefix!r}")
@@ -321,14 +361,26 @@ class HubSuite(Suite):
             if unknown:
                 raise ValueError(f"sizes {unknown} are not PolyPythia sizes; it has {list(PYTHIA_SIZES)}")
         self.offline = hub_offline()
-        super().__init__(prefix, sizes, seeds, steps or pythia_steps(),
-                         "PolyPythias (Pythia, 10 seeds)" if prefix == PYTHIA_PREFIX else f"{prefix} on the hub")
+        super().__init__(
+            prefix,
+            sizes,
+            seeds,
+            steps or pythia_steps(),
+            "PolyPythias (Pythia, 10 seeds)" if prefix == PYTHIA_PREFIX else f"{prefix} on the hub",
+        )
         if self.offline:
-            gaps = [f"{self.name(sz, sd)}@{self.revision(st)}" for sz in self.sizes for sd in self.seeds
-                    for st in (self.steps[0], self.steps[-1]) if not self.cached(sz, sd, st)]
+            gaps = [
+                f"{self.name(sz, sd)}@{self.revision(st)}"
+                for sz in self.sizes
+                for sd in self.seeds
+                for st in (self.steps[0], self.steps[-1])
+                if not self.cached(sz, sd, st)
+            ]
             if gaps:
-                raise HubUnreachable(f"HF_HUB_OFFLINE is set and the hub cache {hub_cache_dir()} lacks {len(gaps)} "
-                                     f"checkpoint(s), e.g. {gaps[:3]}. Use the local mini-suite instead.")  # fmt: skip
+                raise HubUnreachable(
+                    f"HF_HUB_OFFLINE is set and the hub cache {hub_cache_dir()} lacks {len(gaps)} "
+                    f"checkpoint(s), e.g. {gaps[:3]}. Use the local mini-suite instead."
+                )
         else:
             ok, why = hub_reachable(timeout)
             if not ok:
@@ -351,7 +403,7 @@ class HubSuite(Suite):
         head = f"models--{org}--{family}-"
         found: dict[tuple[str, int], set[int]] = {}
         for folder in sorted(hub_cache_dir().glob(head + "*")):
-            rest = folder.name[len(head):]
+            rest = folder.name[len(head) :]
             size, _, seed = rest.partition("-seed")
             if not size or (seed and not seed.isdigit()):
                 continue
@@ -376,8 +428,9 @@ class HubSuite(Suite):
         """Whether the cache holds this checkpoint's ``config.json`` (checked without network)."""
         from huggingface_hub import try_to_load_from_cache
 
-        path = try_to_load_from_cache(self.name(size, seed), "config.json", revision=self.revision(step),
-                                      cache_dir=hub_cache_dir())  # fmt: skip
+        path = try_to_load_from_cache(
+            self.name(size, seed), "config.json", revision=self.revision(step), cache_dir=hub_cache_dir()
+        )
         return isinstance(path, str)
 
     def load_model(self, size: str, seed: int, step: int, *, attn_implementation: str = "patchable", dtype=None):
@@ -391,9 +444,13 @@ class HubSuite(Suite):
         _quiet_transformers()
         if attn_implementation == "patchable":
             register_patchable()
-        model = AutoModelForCausalLM.from_pretrained(self.name(size, seed), revision=self.revision(step),
-                                                     cache_dir=hub_cache_dir(), attn_implementation=attn_implementation,
-                                                     dtype=dtype or torch.float32)  # fmt: skip
+        model = AutoModelForCausalLM.from_pretrained(
+            self.name(size, seed),
+            revision=self.revision(step),
+            cache_dir=hub_cache_dir(),
+            attn_implementation=attn_implementation,
+            dtype=dtype or torch.float32,
+        )
         return (model.to(self.device) if self.device is not None else model).eval()
 
     def release(self, size: str, seed: int, step: int) -> bool:
@@ -404,8 +461,13 @@ class HubSuite(Suite):
         from huggingface_hub import scan_cache_dir
 
         info = scan_cache_dir(hub_cache_dir())
-        commits = [rev.commit_hash for repo in info.repos if repo.repo_id == self.name(size, seed)
-                   for rev in repo.revisions if self.revision(step) in rev.refs]  # fmt: skip
+        commits = [
+            rev.commit_hash
+            for repo in info.repos
+            if repo.repo_id == self.name(size, seed)
+            for rev in repo.revisions
+            if self.revision(step) in rev.refs
+        ]
         if commits:
             info.delete_revisions(*commits).execute()
         return bool(commits)
@@ -415,8 +477,9 @@ class HubSuite(Suite):
         tokenizer for the whole family, so it loads whether or not seed 0 is among the selected seeds."""
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(model_name(self.prefix, self.sizes[0], 0),
-                                             revision=self.revision(self.steps[-1]), cache_dir=hub_cache_dir())
+        return AutoTokenizer.from_pretrained(
+            model_name(self.prefix, self.sizes[0], 0), revision=self.revision(self.steps[-1]), cache_dir=hub_cache_dir()
+        )
 
 
 def open_suite(source: str = "auto", *, root: str | Path | None = None, timeout: float = 3.0, **hub_kwargs) -> Suite:

@@ -34,8 +34,19 @@ from .prompts import IOI_TEMPLATES, PAPER_EXAMPLE, PromptSet, is_word_level, pro
 from .prompts import TASK_TITLES as _TITLES
 from .prompts import TASKS as _PAPER_TASKS
 
-__all__ = ["TASKS", "TASK_TITLES", "PERIODS", "build_prompts", "single_tokens", "task_pools", "IOI_NAMES",
-           "IOI_FALLBACK", "IOI_PLACES", "IOI_OBJECTS", "N_ENTITIES"]
+__all__ = [
+    "TASKS",
+    "TASK_TITLES",
+    "PERIODS",
+    "build_prompts",
+    "single_tokens",
+    "task_pools",
+    "IOI_NAMES",
+    "IOI_FALLBACK",
+    "IOI_PLACES",
+    "IOI_OBJECTS",
+    "N_ENTITIES",
+]
 
 #: Paper B's four tasks and the held-out-word variant of in-context repetition (appended: a task's index seeds it).
 TASKS = _PAPER_TASKS + ("icr_held",)
@@ -44,16 +55,105 @@ TASK_TITLES = {**_TITLES, "icr_held": "in-context repetition, held-out words"}
 PERIODS = {"rep": 8, "icr": 10, "icr_held": 10, "pat": 3}
 #: How many IOI names a prompt set draws from (the first ones of the candidate order).
 N_ENTITIES = 12
-IOI_NAMES = ("Mary", "John", "James", "Paul", "William", "David", "Robert", "Michael", "Thomas", "Charles", "George",
-             "Peter", "Richard", "Joseph", "Henry", "Mark", "Martin", "Frank", "Anna", "Lisa", "Sarah", "Emma",
-             "Kate", "Jack", "Tom", "Sam", "Lucy", "Ben", "Rose", "Dan")  # fmt: skip
-IOI_FALLBACK = ("France", "Germany", "Japan", "Canada", "Mexico", "Brazil", "Egypt", "Denmark", "Europe", "Africa",
-                "America", "Chicago", "Seattle", "Atlanta", "Tampa", "Alaska", "Virginia", "California", "Montana",
-                "Argentina", "Belgium", "Asia")  # fmt: skip
-IOI_PLACES = ("store", "garden", "school", "office", "house", "station", "park", "market", "church", "city", "river",
-              "hospital", "library", "beach", "farm", "hotel", "museum", "area", "country", "state", "world")  # fmt: skip
-IOI_OBJECTS = ("ring", "book", "drink", "snack", "apple", "ball", "cup", "key", "letter", "gift", "water", "food",
-               "money", "paper", "name", "list", "system", "group")  # fmt: skip
+IOI_NAMES = (
+    "Mary",
+    "John",
+    "James",
+    "Paul",
+    "William",
+    "David",
+    "Robert",
+    "Michael",
+    "Thomas",
+    "Charles",
+    "George",
+    "Peter",
+    "Richard",
+    "Joseph",
+    "Henry",
+    "Mark",
+    "Martin",
+    "Frank",
+    "Anna",
+    "Lisa",
+    "Sarah",
+    "Emma",
+    "Kate",
+    "Jack",
+    "Tom",
+    "Sam",
+    "Lucy",
+    "Ben",
+    "Rose",
+    "Dan",
+)
+IOI_FALLBACK = (
+    "France",
+    "Germany",
+    "Japan",
+    "Canada",
+    "Mexico",
+    "Brazil",
+    "Egypt",
+    "Denmark",
+    "Europe",
+    "Africa",
+    "America",
+    "Chicago",
+    "Seattle",
+    "Atlanta",
+    "Tampa",
+    "Alaska",
+    "Virginia",
+    "California",
+    "Montana",
+    "Argentina",
+    "Belgium",
+    "Asia",
+)
+IOI_PLACES = (
+    "store",
+    "garden",
+    "school",
+    "office",
+    "house",
+    "station",
+    "park",
+    "market",
+    "church",
+    "city",
+    "river",
+    "hospital",
+    "library",
+    "beach",
+    "farm",
+    "hotel",
+    "museum",
+    "area",
+    "country",
+    "state",
+    "world",
+)
+IOI_OBJECTS = (
+    "ring",
+    "book",
+    "drink",
+    "snack",
+    "apple",
+    "ball",
+    "cup",
+    "key",
+    "letter",
+    "gift",
+    "water",
+    "food",
+    "money",
+    "paper",
+    "name",
+    "list",
+    "system",
+    "group",
+)
 _CAPITALS = tuple(chr(ord("A") + i) for i in range(26))
 _DIGITS = tuple(str(d) for d in range(10))
 
@@ -75,22 +175,31 @@ def task_pools(tokenizer) -> dict[str, tuple[str, ...]]:
     from .english import english_words, word_half
 
     if is_word_level(tokenizer):
-        raise ValueError("lib.lm.tasks builds prompts for byte-level BPE tokenizers; the word-level mini-suite's "
-                         "prompts are lib.lm.prompts.make_prompts")
+        raise ValueError(
+            "lib.lm.tasks builds prompts for byte-level BPE tokenizers; the word-level mini-suite's "
+            "prompts are lib.lm.prompts.make_prompts"
+        )
     words = english_words()
     seen = [w for w in words if word_half(w) == "corpus"]
     held = [w for w in words if word_half(w) == "prompts"]
     names = single_tokens(tokenizer, IOI_NAMES + IOI_FALLBACK)[:N_ENTITIES]
-    return {"digits": tuple(single_tokens(tokenizer, _DIGITS)), "words": tuple(single_tokens(tokenizer, seen)),
-            "held_words": tuple(single_tokens(tokenizer, held)),
-            "capitals": tuple(single_tokens(tokenizer, _CAPITALS)), "names": tuple(names),
-            "places": tuple(single_tokens(tokenizer, IOI_PLACES)), "objects": tuple(single_tokens(tokenizer, IOI_OBJECTS))}
+    return {
+        "digits": tuple(single_tokens(tokenizer, _DIGITS)),
+        "words": tuple(single_tokens(tokenizer, seen)),
+        "held_words": tuple(single_tokens(tokenizer, held)),
+        "capitals": tuple(single_tokens(tokenizer, _CAPITALS)),
+        "names": tuple(names),
+        "places": tuple(single_tokens(tokenizer, IOI_PLACES)),
+        "objects": tuple(single_tokens(tokenizer, IOI_OBJECTS)),
+    }
 
 
 def _need(pools: dict, key: str, k: int, task: str) -> tuple[str, ...]:
     if len(pools[key]) < k:
-        raise ValueError(f"task {task!r} needs {k} single-token {key} on this tokenizer, it has {len(pools[key])}: "
-                         f"{list(pools[key])}")
+        raise ValueError(
+            f"task {task!r} needs {k} single-token {key} on this tokenizer, it has {len(pools[key])}: "
+            f"{list(pools[key])}"
+        )
     return pools[key]
 
 
@@ -117,8 +226,9 @@ def build_prompts(task: str, tokenizer, n: int = 32, seed: int = 0, *, template:
                 d = list(rng.choice(digits, size=8))
                 seq = d + d[:8]
         elif task in ("icr", "icr_held"):
-            w = list(rng.choice(_need(pools, "words" if task == "icr" else "held_words", 10, task), size=10,
-                                replace=False))
+            w = list(
+                rng.choice(_need(pools, "words" if task == "icr" else "held_words", 10, task), size=10, replace=False)
+            )
             seq = w + w[:6]
         elif task == "pat":
             u = list(rng.choice(_need(pools, "capitals", 3, task), size=3, replace=False))

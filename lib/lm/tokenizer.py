@@ -19,8 +19,24 @@ __all__ = ["VocabConfig", "Vocab", "build_vocab", "build_tokenizer", "single_tok
 SPECIAL_TOKENS = ("<pad>", "<unk>", "<eos>")
 DIGITS = tuple(str(d) for d in range(10))
 LETTERS = tuple(chr(ord("A") + i) for i in range(26))
-NAMES = ("Mary", "John", "Anna", "Paul", "Lisa", "Mark", "Sara", "Tom", "Emma", "Jack", "Kate", "Sam", "Lucy", "Ben",
-         "Rose", "Dan")
+NAMES = (
+    "Mary",
+    "John",
+    "Anna",
+    "Paul",
+    "Lisa",
+    "Mark",
+    "Sara",
+    "Tom",
+    "Emma",
+    "Jack",
+    "Kate",
+    "Sam",
+    "Lucy",
+    "Ben",
+    "Rose",
+    "Dan",
+)
 PLACES = ("store", "garden", "school", "office", "house", "station", "park", "market")
 OBJECTS = ("ring", "book", "drink", "snack", "apple", "ball", "cup", "key")
 FUNCTION_WORDS = ("when", "then", "and", "went", "to", "the", "gave", "a", "handed", ",", ".")
@@ -63,8 +79,15 @@ class Vocab:
 
     def group_ids(self, group: str) -> np.ndarray:
         """Token ids of one group: digits, letters, names, places, objects, function, pseudo."""
-        groups = {"digits": DIGITS, "letters": LETTERS, "names": NAMES, "places": PLACES, "objects": OBJECTS,
-                  "function": FUNCTION_WORDS, "pseudo": self.pseudo}
+        groups = {
+            "digits": DIGITS,
+            "letters": LETTERS,
+            "names": NAMES,
+            "places": PLACES,
+            "objects": OBJECTS,
+            "function": FUNCTION_WORDS,
+            "pseudo": self.pseudo,
+        }
         if group not in groups:
             raise ValueError(f"group must be one of {sorted(groups)}, got {group!r}")
         ids = self.ids
@@ -83,7 +106,9 @@ def _pseudo_words(n: int, seed: int, taken: set[str]) -> tuple[str, ...]:
     seen = set(w.lower() for w in taken)
     while len(words) < n:
         n_syl = int(rng.integers(2, 4))
-        w = "".join(_CONSONANTS[rng.integers(len(_CONSONANTS))] + _VOWELS[rng.integers(len(_VOWELS))] for _ in range(n_syl))
+        w = "".join(
+            _CONSONANTS[rng.integers(len(_CONSONANTS))] + _VOWELS[rng.integers(len(_VOWELS))] for _ in range(n_syl)
+        )
         if w not in seen:
             seen.add(w)
             words.append(w)

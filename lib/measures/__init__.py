@@ -9,5 +9,19 @@ from .comparisons import LINEAR_MAP_EXIT, SOLVED
 from .curves import first_below, midpoint_step, row_drops, spread, success_rate
 from .grids import LossDrops, count_minima, geometric_grid, jump_fraction, loss_drops, refine_grid, steepest_step
 
-__all__ = ["LINEAR_MAP_EXIT", "SOLVED", "first_below", "midpoint_step", "row_drops", "spread", "success_rate",
-           "LossDrops", "count_minima", "geometric_grid", "jump_fraction", "loss_drops", "refine_grid", "steepest_step"]
+__all__ = [
+    "LINEAR_MAP_EXIT",
+    "SOLVED",
+    "first_below",
+    "midpoint_step",
+    "row_drops",
+    "spread",
+    "success_rate",
+    "LossDrops",
+    "count_minima",
+    "geometric_grid",
+    "jump_fraction",
+    "loss_drops",
+    "refine_grid",
+    "steepest_step",
+]

@@ -20,10 +20,27 @@ import numpy as np
 
 from .curves import first_below
 
-__all__ = ["LINEAR_MAP_EXIT", "SOLVED", "automaton_exit", "mean_curve_time", "curve_time_ratio", "heads_vs_head_size", "archs_beating", "seed_spread",
-           "input_bit_loss", "relaxation_times", "fluctuation", "group_time_ratios", "halves_time_ratio",
-           "emergence_by_bias", "fixed_width_heads", "head_size_plateaus", "heads_halves_control", "sparsity_medians",
-           "peak_ratio"]
+__all__ = [
+    "LINEAR_MAP_EXIT",
+    "SOLVED",
+    "automaton_exit",
+    "mean_curve_time",
+    "curve_time_ratio",
+    "heads_vs_head_size",
+    "archs_beating",
+    "seed_spread",
+    "input_bit_loss",
+    "relaxation_times",
+    "fluctuation",
+    "group_time_ratios",
+    "halves_time_ratio",
+    "emergence_by_bias",
+    "fixed_width_heads",
+    "head_size_plateaus",
+    "heads_halves_control",
+    "sparsity_medians",
+    "peak_ratio",
+]
 
 
 #: Linear map: the held-out output-bit loss below which a run has left the plateau (chance is ln 2 = 0.693; our
@@ -56,7 +73,9 @@ def mean_curve_time(steps, pred_loss, threshold: float, seeds=None) -> float:
     return float(first_below(steps, loss[:, idx].mean(1), threshold))
 
 
-def curve_time_ratio(slow, fast, n_groups: int, threshold: float, budget: float, slow_seeds=None, fast_seeds=None) -> float:
+def curve_time_ratio(
+    slow, fast, n_groups: int, threshold: float, budget: float, slow_seeds=None, fast_seeds=None
+) -> float:
     r"""Geometric mean over groups of slow / fast steps to leave the plateau, seed-averaged (module docstring).
 
     Parameters
@@ -227,8 +246,9 @@ def group_time_ratios(slow, fast, n_groups: int, threshold: float, budget: float
         raise ValueError(f"need n_groups >= 1 and budget > 0, got {n_groups}, {budget}")
     out = []
     for g in range(n_groups):
-        t_slow, t_fast = (mean_curve_time(run.steps, _group(run.pred_loss, n_groups, g), threshold)
-                          for run in (slow, fast))  # fmt: skip
+        t_slow, t_fast = (
+            mean_curve_time(run.steps, _group(run.pred_loss, n_groups, g), threshold) for run in (slow, fast)
+        )
         if math.isfinite(t_fast):
             out.append((g, min(t_slow, budget) / t_fast, not math.isfinite(t_slow)))
     return out
@@ -252,8 +272,9 @@ def halves_time_ratio(run, n_groups: int, threshold: float, budget: float) -> fl
         loss = _group(run.pred_loss, n_groups, g)  # (K, seeds)
         if loss.shape[1] < 2:
             raise ValueError(f"need at least two seeds per group to split, got {loss.shape[1]}")
-        even, odd = (min(mean_curve_time(run.steps, loss, threshold, np.arange(k, loss.shape[1], 2)), budget)
-                     for k in (0, 1))  # fmt: skip
+        even, odd = (
+            min(mean_curve_time(run.steps, loss, threshold, np.arange(k, loss.shape[1], 2)), budget) for k in (0, 1)
+        )
         logs.append(math.log(even / odd))
     return float(math.exp(abs(np.mean(logs))))
 
@@ -388,7 +409,6 @@ def growth_before(P, values, P_jump: float) -> tuple[float, float, float]:
     if pre.sum() < 2:
         return float("nan"), float("nan"), float("nan")
     return float(v[pre][-1] / v[pre][0]), float(P[pre][0]), float(P[pre][-1])
-
 
 
 def spread_at_widest(emergence, cv):

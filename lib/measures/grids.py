@@ -130,7 +130,9 @@ def loss_drops(P, loss, *, min_rate: float = 0.01) -> LossDrops:
         raise ValueError(f"min_rate must be > 0, got {min_rate}")
     rate = -np.gradient(y, np.log(P))  # (n,)
     interior = np.arange(1, P.size - 1)
-    is_peak = (rate[interior] > rate[interior - 1]) & (rate[interior] >= rate[interior + 1]) & (rate[interior] > min_rate)
+    is_peak = (
+        (rate[interior] > rate[interior - 1]) & (rate[interior] >= rate[interior + 1]) & (rate[interior] > min_rate)
+    )
     peaks = interior[is_peak]
     plateaus = np.array([rate[a : b + 1].min() for a, b in zip(peaks[:-1], peaks[1:])])
     return LossDrops(P_peaks=P[peaks], rates=rate[peaks], plateau_rates=plateaus)

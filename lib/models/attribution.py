@@ -35,8 +35,9 @@ class _Leaf:
         return self.x
 
 
-def input_attribution(params: Mapping[str, torch.Tensor], cfg: GPTConfig, tokens: torch.Tensor,
-                      queries: torch.Tensor) -> torch.Tensor:  # fmt: skip
+def input_attribution(
+    params: Mapping[str, torch.Tensor], cfg: GPTConfig, tokens: torch.Tensor, queries: torch.Tensor
+) -> torch.Tensor:
     """Normalised gradient attribution ``(E, Q, L-1)`` of the predictions at ``queries`` to the input positions.
 
     Parameters
@@ -71,8 +72,9 @@ def input_attribution(params: Mapping[str, torch.Tensor], cfg: GPTConfig, tokens
 
 
 @torch.no_grad()
-def input_sensitivity(params: Mapping[str, torch.Tensor], cfg: GPTConfig, tokens: torch.Tensor, queries: torch.Tensor,
-                      *, seed: int = 0) -> torch.Tensor:  # fmt: skip
+def input_sensitivity(
+    params: Mapping[str, torch.Tensor], cfg: GPTConfig, tokens: torch.Tensor, queries: torch.Tensor, *, seed: int = 0
+) -> torch.Tensor:
     """Mean total-variation change of the predictions at ``queries`` when one input token changes, ``(E, Q, L-1)``.
 
     ``tokens`` ``(B, L)`` or ``(E, B, L)`` are whole sequences (the model reads ``tokens[..., :-1]``); the token at

@@ -97,7 +97,9 @@ class CopyHead(nn.Module):
         super().__init__()
         self.kind = check_kind(kind)
         self.L, self.V = check_size("L", L, 2), check_size("V", V, 2)
-        G, W, beta = init_copy_params(kind, L, V, seed=seed, init_G=init_G, init_W=init_W, copy_init=copy_init, dtype=dtype)
+        G, W, beta = init_copy_params(
+            kind, L, V, seed=seed, init_G=init_G, init_W=init_W, copy_init=copy_init, dtype=dtype
+        )
         self.G = nn.Parameter(G)  # (L, L)
         self.W = nn.Parameter(W)  # (V, V)
         self.beta = nn.Parameter(beta) if kind == "linear" else None  # ()

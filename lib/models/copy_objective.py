@@ -65,7 +65,6 @@ class CopyPrior:
             _positive(name, getattr(self, name))
 
 
-
 def copy_sq_error(A: torch.Tensor, W: torch.Tensor, counts: torch.Tensor, n_seq: torch.Tensor | float) -> torch.Tensor:
     r"""Summed squared error :math:`\sum_{\mu,i}\lVert y_i - f_i\rVert^2` from pair counts.
 

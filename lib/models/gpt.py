@@ -44,7 +44,16 @@ from ..core.validate import check_choice, check_positive, check_size
 from .hooks import HookPoint
 from .mixers import get_mixer
 
-__all__ = ["GPTConfig", "GPT", "init_gpt_params", "gpt_forward", "causal_bias", "PARAM_NAMES", "HOOK_NAMES", "hook_names"]
+__all__ = [
+    "GPTConfig",
+    "GPT",
+    "init_gpt_params",
+    "gpt_forward",
+    "causal_bias",
+    "PARAM_NAMES",
+    "HOOK_NAMES",
+    "hook_names",
+]
 
 #: Per-layer parameter names (prefixed ``b{l}_``) and the global ones.
 LAYER_PARAMS = ("ln1_g", "ln1_b", "w_qkv", "w_o", "ln2_g", "ln2_b", "w_in", "b_in", "w_out", "b_out")
@@ -159,8 +168,13 @@ class GPTConfig:
         return sum(math.prod(s) for s in self.shapes().values())
 
 
-def init_gpt_params(cfg: GPTConfig, seeds: Sequence[int], *, dtype: torch.dtype = torch.float32,
-                    device: torch.device | str | None = None) -> dict[str, torch.Tensor]:  # fmt: skip
+def init_gpt_params(
+    cfg: GPTConfig,
+    seeds: Sequence[int],
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> dict[str, torch.Tensor]:
     """Stacked initial parameters ``{name: (E, ...)}``, member ``e`` drawn from ``torch.Generator(seeds[e])``."""
     if not isinstance(cfg, GPTConfig):
         raise ValueError(f"cfg must be a GPTConfig, got {type(cfg).__name__}")
@@ -188,7 +202,9 @@ def init_gpt_params(cfg: GPTConfig, seeds: Sequence[int], *, dtype: torch.dtype 
                 p[name] = torch.zeros(shape, dtype=torch.float64)
             elif cfg.init == "torch" and short in ("tok", "pos"):  # nn.Embedding: N(0, 1)
                 p[name] = torch.randn(shape, generator=g, dtype=torch.float64)
-            elif cfg.init == "torch":  # nn.Linear: weight (fan_in, fan_out) and bias, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+            elif (
+                cfg.init == "torch"
+            ):  # nn.Linear: weight (fan_in, fan_out) and bias, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
                 fan_in = shapes[name.replace(short, _BIAS_OF[short])][0] if short in _BIAS_OF else shape[0]
                 p[name] = (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) / math.sqrt(fan_in)
             elif short in ("b_in", "b_out", "b_u"):
@@ -322,8 +338,9 @@ def gpt_forward(
         if spec.channel is not None:
             out = spec.channel.forward(p, h.view(E, B, L, d), cfg).reshape(E, B * L, d)
         else:
-            out = torch.baddbmm(p["b_out"][:, None, :], F.gelu(torch.baddbmm(p["b_in"][:, None, :], h, p["w_in"])),
-                                p["w_out"])  # fmt: skip
+            out = torch.baddbmm(
+                p["b_out"][:, None, :], F.gelu(torch.baddbmm(p["b_in"][:, None, :], h, p["w_in"])), p["w_out"]
+            )
         x = tap_stream(block + "hook_resid_post", x + tap_stream(block + "hook_mlp_out", out))
     h = _layer_norm(x, params["lnf_g"], params["lnf_b"])
     logits = torch.baddbmm(params["b_u"][:, None, :], h, params["w_u"])  # (E, B*L, V)
@@ -332,11 +349,15 @@ def gpt_forward(
 
 def _additive_bias(bias, L: int, dtype, device) -> torch.Tensor:
     """The causal ``-inf`` plus ``bias`` as ``(L, L)`` or ``(E, 1, 1, L, L)`` (a prebuilt one passes through)."""
-    additive = bias if bias is not None and bool(torch.isinf(bias).any()) else causal_bias(L, bias, dtype=dtype, device=device)
+    additive = (
+        bias if bias is not None and bool(torch.isinf(bias).any()) else causal_bias(L, bias, dtype=dtype, device=device)
+    )
     return additive[:, None, None] if additive.dim() == 3 else additive
 
 
-def _attention(p, h: torch.Tensor, cfg: GPTConfig, size: tuple[int, int, int], additive, tap, block: str) -> torch.Tensor:
+def _attention(
+    p, h: torch.Tensor, cfg: GPTConfig, size: tuple[int, int, int], additive, tap, block: str
+) -> torch.Tensor:
     """Multi-head softmax attention of one block: ``h`` ``(E, B*L, d)`` -> ``z W_O`` ``(E, B*L, d)``."""
     E, B, L = size
     H, dh = cfg.n_heads, cfg.d_head
@@ -344,7 +365,9 @@ def _attention(p, h: torch.Tensor, cfg: GPTConfig, size: tuple[int, int, int], a
     q = tap(block + "attn.hook_q", qkv[0])
     k = tap(block + "attn.hook_k", qkv[1])
     v = tap(block + "attn.hook_v", qkv[2])
-    scores = tap(block + "attn.hook_attn_scores", torch.matmul(q, k.transpose(-1, -2)).mul_(1.0 / math.sqrt(dh)) + additive)
+    scores = tap(
+        block + "attn.hook_attn_scores", torch.matmul(q, k.transpose(-1, -2)).mul_(1.0 / math.sqrt(dh)) + additive
+    )
     pattern = tap(block + "attn.hook_pattern", softmax(scores))  # (E, B, H, L, L)
     z = tap(block + "attn.hook_z", torch.matmul(pattern, v))  # (E, B, H, L, dh)
     return torch.bmm(z.permute(0, 1, 3, 2, 4).reshape(E, B * L, H * dh), p["w_o"])  # (E, B*L, H*dh) @ (E, H*dh, d)
@@ -352,12 +375,22 @@ def _attention(p, h: torch.Tensor, cfg: GPTConfig, size: tuple[int, int, int], a
 
 #: Hook names per block (TransformerLens's), for attention and for another token mixer; plus the two embeddings.
 HOOK_NAMES = {
-    "attention": ("hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
-                  "attn.hook_pattern", "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out",
-                  "hook_resid_post"),
+    "attention": (
+        "hook_resid_pre",
+        "attn.hook_q",
+        "attn.hook_k",
+        "attn.hook_v",
+        "attn.hook_attn_scores",
+        "attn.hook_pattern",
+        "attn.hook_z",
+        "hook_attn_out",
+        "hook_resid_mid",
+        "hook_mlp_out",
+        "hook_resid_post",
+    ),
     "mixer": ("hook_resid_pre", "hook_mixer_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post"),
     "embed": ("hook_embed", "hook_pos_embed"),
-}  # fmt: skip
+}
 
 
 def hook_names(cfg: GPTConfig) -> tuple[str, ...]:
@@ -405,8 +438,9 @@ class GPT(nn.Module):
         stacked = {k: torch.as_tensor(v).detach().clone() for k, v in params.items()}
         self.params = nn.ParameterDict({k: nn.Parameter(v) for k, v in stacked.items()})
         self.hook_embed, self.hook_pos_embed = HookPoint(), HookPoint()
-        self.blocks = nn.ModuleList(_hook_tree(HOOK_NAMES["attention" if cfg.mixer == "attention" else "mixer"])
-                                    for _ in range(cfg.n_layers))  # fmt: skip
+        self.blocks = nn.ModuleList(
+            _hook_tree(HOOK_NAMES["attention" if cfg.mixer == "attention" else "mixer"]) for _ in range(cfg.n_layers)
+        )
 
     @property
     def n_members(self) -> int:

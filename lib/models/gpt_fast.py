@@ -64,8 +64,14 @@ def _dense(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return t.to(dtype, memory_format=torch.contiguous_format).contiguous()  # .to keeps a same-dtype view as it is
 
 
-def train_logits(params: Mapping[str, torch.Tensor], tokens: torch.Tensor, cfg: GPTConfig, *,
-                 bias: torch.Tensor | None = None, precision: str = "fp32") -> torch.Tensor:  # fmt: skip
+def train_logits(
+    params: Mapping[str, torch.Tensor],
+    tokens: torch.Tensor,
+    cfg: GPTConfig,
+    *,
+    bias: torch.Tensor | None = None,
+    precision: str = "fp32",
+) -> torch.Tensor:
     """Logits ``(E, B, L, vocab)`` (float32) of ``E`` stacked attention GPTs for tokens ``(E, B, L)``.
 
     Parameters and ``bias`` as in :func:`lib.models.gpt.gpt_forward` (a prebuilt :func:`~lib.models.gpt.causal_bias`
@@ -91,12 +97,16 @@ def train_logits(params: Mapping[str, torch.Tensor], tokens: torch.Tensor, cfg: 
     x = torch.gather(params["tok"], 1, tokens.reshape(E, B * L, 1).expand(E, B * L, d))  # (E, B*L, d)
     x = (x.view(E, B, L, d) + params["pos"][:, :L][:, None]).reshape(E, B * L, d)
     for layer in range(cfg.n_layers):
-        p = {k: params[f"b{layer}_{k}"] for k in ("ln1_g", "ln1_b", "w_qkv", "w_o", "ln2_g", "ln2_b", "w_in",
-                                                   "b_in", "w_out", "b_out")}  # fmt: skip
+        p = {
+            k: params[f"b{layer}_{k}"]
+            for k in ("ln1_g", "ln1_b", "w_qkv", "w_o", "ln2_g", "ln2_b", "w_in", "b_in", "w_out", "b_out")
+        }
         h = _layer_norm(x, p["ln1_g"], p["ln1_b"])  # (E, B*L, d)
         qkv = mm(h, p["w_qkv"]).view(E, B, L, 3, H, dh)  # (E, B, L, 3, H, dh)
         q, k, v = _SplitHeads.apply(qkv)  # 3 x (E, B, H, L, dh), contiguous
-        scores = torch.add(additive, torch.matmul(q, k.transpose(-1, -2)), alpha=1.0 / math.sqrt(dh))  # (E, B, H, L, L), float32
+        scores = torch.add(
+            additive, torch.matmul(q, k.transpose(-1, -2)), alpha=1.0 / math.sqrt(dh)
+        )  # (E, B, H, L, L), float32
         pattern = softmax(scores)  # the attention weights, float32
         z = torch.matmul(pattern.to(low), v).transpose(2, 3)  # (E, B, L, H, dh), a view
         z = _dense(z, low).view(E, B * L, H * dh)

@@ -14,8 +14,7 @@ change without touching them).
   and the speed-ups of pre-pretraining.
 """
 
-from .critical_sizes import (crossover_scaling, linear_curve_readouts, onset_scaling, sample_efficiency,
-                             softmax_scaling)  # fmt: skip
+from .critical_sizes import crossover_scaling, linear_curve_readouts, onset_scaling, sample_efficiency, softmax_scaling
 from .derivation_checks import coverage_checks, marginal_checks
 from .posterior import coverage_readouts, hysteresis, relative_deviation, sampled_transition, scaling_diagnostics
 from .probes import future_token_leak, key_share
@@ -24,7 +23,25 @@ from .speedups import prepretrain_speedups, seed_nulls
 from .staircase import staircase
 from .width import width_summary
 
-__all__ = ["crossover_scaling", "linear_curve_readouts", "onset_scaling", "sample_efficiency", "softmax_scaling",
-           "coverage_checks", "marginal_checks", "coverage_readouts", "hysteresis", "relative_deviation",
-           "sampled_transition", "scaling_diagnostics", "future_token_leak", "key_share", "prepretrain_speedups", "seed_nulls",
-           "staircase", "width_summary", "INDEPENDENT_EXITS", "plateau_sensitivity"]  # fmt: skip
+__all__ = [
+    "crossover_scaling",
+    "linear_curve_readouts",
+    "onset_scaling",
+    "sample_efficiency",
+    "softmax_scaling",
+    "coverage_checks",
+    "marginal_checks",
+    "coverage_readouts",
+    "hysteresis",
+    "relative_deviation",
+    "sampled_transition",
+    "scaling_diagnostics",
+    "future_token_leak",
+    "key_share",
+    "prepretrain_speedups",
+    "seed_nulls",
+    "staircase",
+    "width_summary",
+    "INDEPENDENT_EXITS",
+    "plateau_sensitivity",
+]

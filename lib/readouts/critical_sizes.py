@@ -31,9 +31,19 @@ import numpy as np
 from ..measures.grids import LossDrops, loss_drops
 from ..train.scaling_fits import fit_power_laws
 
-__all__ = ["LAW", "LinearCurveReadouts", "linear_curve_readouts", "SoftmaxScaling", "softmax_scaling",
-           "OnsetScaling", "onset_scaling", "CrossoverScaling", "crossover_scaling", "SampleEfficiency",
-           "sample_efficiency"]
+__all__ = [
+    "LAW",
+    "LinearCurveReadouts",
+    "linear_curve_readouts",
+    "SoftmaxScaling",
+    "softmax_scaling",
+    "OnsetScaling",
+    "onset_scaling",
+    "CrossoverScaling",
+    "crossover_scaling",
+    "SampleEfficiency",
+    "sample_efficiency",
+]
 
 #: Paper A's law for the softmax :math:`P^*`, as named in :data:`lib.theory.SCALING_LAWS`.
 LAW = "L ln²L"
@@ -97,19 +107,29 @@ class LinearCurveReadouts:
         ``n_drops``, ``plateau_ratio`` (:attr:`LossDrops.plateau_ratio`), ``max_step``, ``cG_max``, ``grid_ratio``."""
         P = self.drops.P_peaks
         nan = float("nan")
-        return {"c1_half": self.c1_half, "cG_half": self.cG_half, "drop1": float(P[0]) if P.size else nan,
-                "drop2": float(P[-1]) if P.size else nan, "n_drops": int(P.size),
-                "plateau_ratio": self.drops.plateau_ratio, "max_step": self.max_step, "cG_max": self.cG_max,
-                "grid_ratio": self.grid_ratio, "step_share": self.step_share}  # fmt: skip
+        return {
+            "c1_half": self.c1_half,
+            "cG_half": self.cG_half,
+            "drop1": float(P[0]) if P.size else nan,
+            "drop2": float(P[-1]) if P.size else nan,
+            "n_drops": int(P.size),
+            "plateau_ratio": self.drops.plateau_ratio,
+            "max_step": self.max_step,
+            "cG_max": self.cG_max,
+            "grid_ratio": self.grid_ratio,
+            "step_share": self.step_share,
+        }
 
     def table(self) -> str:
         s = self.summary()
-        return "\n".join([
-            f"c_1 reaches half its maximum at P = {s['c1_half']:.0f}, c_G at P = {s['cG_half']:.0f}",
-            f"loss drops at P = {np.round(self.drops.P_peaks, 0)}, plateau ratio {s['plateau_ratio']:.2f}",
-            f"largest change of c_G between neighbouring P (grid ratio {s['grid_ratio']:.3f}): {s['max_step']:.4f} "
-            f"(of {s['cG_max']:.3f})",
-        ])  # fmt: skip
+        return "\n".join(
+            [
+                f"c_1 reaches half its maximum at P = {s['c1_half']:.0f}, c_G at P = {s['cG_half']:.0f}",
+                f"loss drops at P = {np.round(self.drops.P_peaks, 0)}, plateau ratio {s['plateau_ratio']:.2f}",
+                f"largest change of c_G between neighbouring P (grid ratio {s['grid_ratio']:.3f}): {s['max_step']:.4f} "
+                f"(of {s['cG_max']:.3f})",
+            ]
+        )
 
 
 def linear_curve_readouts(curve) -> LinearCurveReadouts:
@@ -134,11 +154,14 @@ def linear_curve_readouts(curve) -> LinearCurveReadouts:
     if x.ndim != 2 or x.shape != (P.size, 2) or P.size < 5:
         raise ValueError(f"curve must have (c_1, c_G) at >= 5 sizes, got x of shape {x.shape} for {P.size} sizes")
     return LinearCurveReadouts(
-        c1_half=_half_point(P, x[:, 0]), cG_half=_half_point(P, x[:, 1]),
-        drops=loss_drops(P, curve.bayes_test_loss), max_step=float(np.abs(np.diff(x[:, 1])).max()),
-        cG_max=float(x[:, 1].max()), grid_ratio=float(P[1] / P[0]),
+        c1_half=_half_point(P, x[:, 0]),
+        cG_half=_half_point(P, x[:, 1]),
+        drops=loss_drops(P, curve.bayes_test_loss),
+        max_step=float(np.abs(np.diff(x[:, 1])).max()),
+        cG_max=float(x[:, 1].max()),
+        grid_ratio=float(P[1] / P[0]),
         step_share=float(np.abs(np.diff(x[:, 1])).max() / (x[:, 1].max() - x[:, 1].min())),
-    )  # fmt: skip
+    )
 
 
 # ------------------------------------------------------------------------------------------- softmax P*(L)
@@ -188,8 +211,9 @@ class SoftmaxScaling:
     def P_star(self, method: str, L: int) -> float:
         """:math:`P^*` of ``method`` at the grid size ``L``."""
         if method not in self.scan or L not in self.L:
-            raise ValueError(f"method must be one of {list(self.scan)} and L one of {self.L.tolist()}, "
-                             f"got {method!r}, {L!r}")
+            raise ValueError(
+                f"method must be one of {list(self.scan)} and L one of {self.L.tolist()}, got {method!r}, {L!r}"
+            )
         return float(self.scan[method].P_star[self.L == L][0])
 
     def summary(self) -> dict:
@@ -198,9 +222,14 @@ class SoftmaxScaling:
         smallest residual); ``L_max``, the largest L of the grid."""
         out = {"L_max": int(self.L.max())}
         for m in self.scan:
-            out |= {f"exp_{m}": self.fits[m]["LlnL"], f"exp_top_{m}": self.fits_top[m]["LlnL"],
-                    f"best_{m}": self.best_law[m], f"ratio_{m}": self.law_ratio[m], f"res_law_{m}": self.laws[m][LAW],
-                    f"res_best_{m}": min(self.laws[m].values())}  # fmt: skip
+            out |= {
+                f"exp_{m}": self.fits[m]["LlnL"],
+                f"exp_top_{m}": self.fits_top[m]["LlnL"],
+                f"best_{m}": self.best_law[m],
+                f"ratio_{m}": self.law_ratio[m],
+                f"res_law_{m}": self.laws[m][LAW],
+                f"res_best_{m}": min(self.laws[m].values()),
+            }
         return out
 
     def table(self) -> str:
@@ -208,16 +237,20 @@ class SoftmaxScaling:
         :math:`P^*/(L\\ln^2L)`."""
         lines = []
         for m, tr in self.scan.items():
-            lines += [f"{m}: P* = {np.round(tr.P_star, 0)}; first order: {tr.first_order}",
-                      f"   exponent of L ln^2 L: {self.fits[m]['LlnL']:.3f} (L >= {self.fit_from}), "
-                      f"{self.fits_top[m]['LlnL']:.3f} (L >= {self.top_from})",
-                      f"   P*/(L ln^2 L) = {np.round(tr.P_star / self.LlnL, 3)}"]  # fmt: skip
+            lines += [
+                f"{m}: P* = {np.round(tr.P_star, 0)}; first order: {tr.first_order}",
+                f"   exponent of L ln^2 L: {self.fits[m]['LlnL']:.3f} (L >= {self.fit_from}), "
+                f"{self.fits_top[m]['LlnL']:.3f} (L >= {self.top_from})",
+                f"   P*/(L ln^2 L) = {np.round(tr.P_star / self.LlnL, 3)}",
+            ]
         return "\n".join(lines)
 
     def law_table(self) -> str:
         """Per method: the RMS log-residual of every law."""
-        return "\n".join(f"{m}: RMS log-residual per law: " + ", ".join(f"{k} {v:.3f}" for k, v in r.items())
-                         for m, r in self.laws.items())  # fmt: skip
+        return "\n".join(
+            f"{m}: RMS log-residual per law: " + ", ".join(f"{k} {v:.3f}" for k, v in r.items())
+            for m, r in self.laws.items()
+        )
 
 
 def softmax_scaling(V: int, L, *, methods=("map", "bayes"), fit_from: int = 32, top_from: int = 128) -> SoftmaxScaling:
@@ -281,8 +314,10 @@ class OnsetScaling:
     exponents: dict
 
     def table(self) -> str:
-        return "\n".join(f"{m}: onset P1 (L = {self.L}) = {np.round(p, 0)}, exponent of V {self.exponents[m]:.3f}"
-                         for m, p in self.onsets.items())  # fmt: skip
+        return "\n".join(
+            f"{m}: onset P1 (L = {self.L}) = {np.round(p, 0)}, exponent of V {self.exponents[m]:.3f}"
+            for m, p in self.onsets.items()
+        )
 
 
 def onset_scaling(V, L: int, models=("linear_v2", "linear_v0")) -> OnsetScaling:
@@ -356,19 +391,27 @@ class CrossoverScaling:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: no crossover of its own anywhere
             gap = float(np.nanmax(self.iid[sep] / self.iid_onset[sep]))
-        return {"L": self.fit["L"], "V": self.fit["V"], "bulk_L": self.bulk_fit["L"], "n_separate": int(sep.sum()),
-                "iid_separate": int(np.isfinite(self.iid[sep]).sum()), "iid_gap": gap}
+        return {
+            "L": self.fit["L"],
+            "V": self.fit["V"],
+            "bulk_L": self.bulk_fit["L"],
+            "n_separate": int(sep.sum()),
+            "iid_separate": int(np.isfinite(self.iid[sep]).sum()),
+            "iid_gap": gap,
+        }
 
     def table(self) -> str:
         s = self.summary()
-        return "\n".join([
-            f"crossover, book's model (V in rows, L in columns):\n{np.round(self.saddle, 0)}",
-            f"fit over L >= 2V: L^{self.fit['L']:.3f} V^{self.fit['V']:.3f}",
-            f"crossover with bulk:\n{np.round(self.bulk, 0)}",
-            f"fit: L^{self.bulk_fit['L']:.3f} V^{self.bulk_fit['V']:.3f}",
-            f"i.i.d. model: a separate maximum of the copy response at {s['iid_separate']} of {s['n_separate']} "
-            f"fitted (V, L), at most {s['iid_gap']:.2f} x its onset",
-        ])  # fmt: skip
+        return "\n".join(
+            [
+                f"crossover, book's model (V in rows, L in columns):\n{np.round(self.saddle, 0)}",
+                f"fit over L >= 2V: L^{self.fit['L']:.3f} V^{self.fit['V']:.3f}",
+                f"crossover with bulk:\n{np.round(self.bulk, 0)}",
+                f"fit: L^{self.bulk_fit['L']:.3f} V^{self.bulk_fit['V']:.3f}",
+                f"i.i.d. model: a separate maximum of the copy response at {s['iid_separate']} of {s['n_separate']} "
+                f"fitted (V, L), at most {s['iid_gap']:.2f} x its onset",
+            ]
+        )
 
 
 def crossover_scaling(V, L, *, bulk_V, bulk_L, separation: float = 2.0) -> CrossoverScaling:
@@ -447,12 +490,18 @@ class SampleEfficiency:
     def summary(self) -> dict:
         """``ratio_small`` at ``L_small`` (the shortest L with a ratio) and ``ratio_big`` at ``L_big`` (the longest)."""
         f = self.finite
-        return {"ratio_small": float(self.ratio[f][0]), "L_small": int(self.L[f][0]),
-                "ratio_big": float(self.ratio[-1]), "L_big": int(self.L[-1])}
+        return {
+            "ratio_small": float(self.ratio[f][0]),
+            "L_small": int(self.L[f][0]),
+            "ratio_big": float(self.ratio[-1]),
+            "L_big": int(self.L[-1]),
+        }
 
     def table(self) -> str:
-        return (f"L: {self.L}\nlinear crossover: {np.round(self.linear, 0)}\nsoftmax P*: {np.round(self.softmax, 0)}"
-                f"\nratio: {np.round(self.ratio, 2)}")
+        return (
+            f"L: {self.L}\nlinear crossover: {np.round(self.linear, 0)}\nsoftmax P*: {np.round(self.softmax, 0)}"
+            f"\nratio: {np.round(self.ratio, 2)}"
+        )
 
 
 def sample_efficiency(V: int, L) -> SampleEfficiency:

@@ -41,8 +41,9 @@ class MarginalChecks:
 
     def w_mean_z(self) -> dict:
         """``{label: z}``: largest |MC posterior mean of W − closed-form mean| over the largest MC standard error."""
-        return {k: float(np.abs(r.W_mean_mc - r.W_mean_closed).max() / r.W_mean_se.max())
-                for k, r in self.prior_mc.items()}  # fmt: skip
+        return {
+            k: float(np.abs(r.W_mean_mc - r.W_mean_closed).max() / r.W_mean_se.max()) for k, r in self.prior_mc.items()
+        }
 
     def summary(self) -> dict:
         r"""Extremes over the cases.
@@ -71,17 +72,28 @@ class MarginalChecks:
     def table(self) -> str:
         """One row per case: closed form, MC estimate, its standard error, z against the closed form and against the
         MAP profile, the importance weights' log spread and the posterior-mean z (``$`` of LaTeX labels dropped)."""
-        head = (f"{'case':38s} {'closed form':>11s} {'MC':>9s} {'± s.e.':>8s} {'z':>6s} {'z (MAP)':>8s} "
-                f"{'IS spread':>9s} {'W-mean z':>8s}")  # fmt: skip
+        head = (
+            f"{'case':38s} {'closed form':>11s} {'MC':>9s} {'± s.e.':>8s} {'z':>6s} {'z (MAP)':>8s} "
+            f"{'IS spread':>9s} {'W-mean z':>8s}"
+        )
         wz = self.w_mean_z()
-        rows = [f"{k.replace('$', ''):38s} {r.closed_form:11.5f} {r.log_mean[-1]:9.5f} {r.se[-1]:8.1e} {r.z:6.2f} "
-                f"{r.z_map:8.0f} {self.posterior_is[k].log_w_spread:9.1e} {wz[k]:8.2f}"
-                for k, r in self.prior_mc.items()]  # fmt: skip
+        rows = [
+            f"{k.replace('$', ''):38s} {r.closed_form:11.5f} {r.log_mean[-1]:9.5f} {r.se[-1]:8.1e} {r.z:6.2f} "
+            f"{r.z_map:8.0f} {self.posterior_is[k].log_w_spread:9.1e} {wz[k]:8.2f}"
+            for k, r in self.prior_mc.items()
+        ]
         return "\n".join([head, *rows])
 
 
-def marginal_checks(cases: dict, counts, *, prior: CopyPrior = CopyPrior(), n_samples: int = 2**20,
-                    n_importance: int = 4096, seed: int = 0) -> MarginalChecks:
+def marginal_checks(
+    cases: dict,
+    counts,
+    *,
+    prior: CopyPrior = CopyPrior(),
+    n_samples: int = 2**20,
+    n_importance: int = 4096,
+    seed: int = 0,
+) -> MarginalChecks:
     """Check the closed-form W-marginal at every case with both estimators of :func:`lib.theory.w_marginal_mc`.
 
     Parameters
@@ -112,8 +124,9 @@ def marginal_checks(cases: dict, counts, *, prior: CopyPrior = CopyPrior(), n_sa
     prior_mc, posterior_is = {}, {}
     for k, (label, (model, G, beta)) in enumerate(cases.items()):
         prior_mc[label] = w_marginal_mc(model, G, counts, beta=beta, prior=prior, n_samples=n_samples, seed=seed + k)
-        posterior_is[label] = w_marginal_mc(model, G, counts, beta=beta, prior=prior, n_samples=n_importance,
-                                            sampler="posterior", seed=seed + k)  # fmt: skip
+        posterior_is[label] = w_marginal_mc(
+            model, G, counts, beta=beta, prior=prior, n_samples=n_importance, sampler="posterior", seed=seed + k
+        )
     return MarginalChecks(prior_mc, posterior_is)
 
 
@@ -192,16 +205,28 @@ class CoverageChecks:
         starts' largest coverage; then the target attention of every start (columns) at every P (rows)."""
         lines = []
         for model, r in self.large_p.items():
-            lines.append(f"{model}: {r.coverage.size} minimisers; min coverage {r.coverage.min():.12f}; "
-                         f"largest |grad| {r.grad.max():.1e}; random starts' coverage <= "
-                         f"{r.coverage_start[:-1].max():.4f}")  # fmt: skip
+            lines.append(
+                f"{model}: {r.coverage.size} minimisers; min coverage {r.coverage.min():.12f}; "
+                f"largest |grad| {r.grad.max():.1e}; random starts' coverage <= "
+                f"{r.coverage_start[:-1].max():.4f}"
+            )
             lines.append("  target attention per P (starts in columns):")
             lines += [f"    P = {P:6.0f}: " + " ".join(f"{x:+.3f}" for x in t) for P, t in zip(r.P, r.target)]
         return "\n".join(lines)
 
 
-def coverage_checks(V: int, L: int, grids: dict, *, below_model: str, below_P: float, n_random: int = 4,
-                    seed: int = 0, finite_seed: int = 0, prior: CopyPrior = CopyPrior()) -> CoverageChecks:
+def coverage_checks(
+    V: int,
+    L: int,
+    grids: dict,
+    *,
+    below_model: str,
+    below_P: float,
+    n_random: int = 4,
+    seed: int = 0,
+    finite_seed: int = 0,
+    prior: CopyPrior = CopyPrior(),
+) -> CoverageChecks:
     """Minimise the full action of every model on its grid, large-P and for one finite data set.
 
     Parameters
@@ -234,7 +259,8 @@ def coverage_checks(V: int, L: int, grids: dict, *, below_model: str, below_P: f
         large_p[model] = minimise_full_action(model, V, L, grid, n_random=n_random, seed=seed, prior=prior)
         tokens = sample_tokens(CopyTask(V=V, L=L, P=max(grid), seed=seed))  # (P_max, L): one stream
         counts = nested_pair_counts(tokens, V, grid)  # (n_P, L, L, V, V): one data set, nested
-        finite[model] = minimise_full_action(model, V, L, grid, counts=counts, n_random=n_random, seed=finite_seed,
-                                             prior=prior)  # fmt: skip
+        finite[model] = minimise_full_action(
+            model, V, L, grid, counts=counts, n_random=n_random, seed=finite_seed, prior=prior
+        )
     below = minimise_full_action(below_model, V, L, [below_P], n_random=n_random, seed=finite_seed, prior=prior)
     return CoverageChecks(large_p, finite, below, float(below_P))

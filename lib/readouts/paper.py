@@ -31,8 +31,14 @@ def heads_grid(summary: dict) -> dict:
             left[i, j] = sum(isinstance(e, int) for e in summary["exit"][f"{H},{dh}"])
             if final:
                 loss[i, j] = float(np.mean(final))
-    return {"heads": list(heads), "d_heads": list(d_heads), "seeds": list(seeds), "loss": loss, "done": done,
-            "left": left}
+    return {
+        "heads": list(heads),
+        "d_heads": list(d_heads),
+        "seeds": list(seeds),
+        "loss": loss,
+        "done": done,
+        "left": left,
+    }
 
 
 def calibration_costs(record: dict | None) -> dict[str, float]:
@@ -71,9 +77,14 @@ def mixer_finals(summary: dict, labels: dict[str, str] | None = None) -> str:
         parts = []
         for arch in summary["archs"]:
             last = [c[-1] for c in summary["curves"][f"{arch},{s}"] if c is not None]
-            parts.append(f"{labels.get(arch, arch)} " + (
-                f"{sum(x < SOLVED for x in last)} of {len(last)} solved, mean last loss {np.mean(last):.3f}"
-                if last else "none done"))
+            parts.append(
+                f"{labels.get(arch, arch)} "
+                + (
+                    f"{sum(x < SOLVED for x in last)} of {len(last)} solved, mean last loss {np.mean(last):.3f}"
+                    if last
+                    else "none done"
+                )
+            )
         out.append(f"s = {s}: " + ", ".join(parts))
     return "; ".join(out)
 
@@ -92,13 +103,15 @@ def mixer_solved_at(summary: dict, labels: dict[str, str] | None = None) -> str:
         for arch in summary["archs"]:
             done = [c for c in summary["curves"][f"{arch},{s}"] if c is not None]
             at = [next((t for t, loss in zip(steps, c) if loss < SOLVED), None) for c in done]
-            parts.append(f"{labels.get(arch, arch)} " + (", ".join(f"{a:,}" if a is not None else f"not by {budget:,}"
-                                                                   for a in at) if at else "none done"))
+            parts.append(
+                f"{labels.get(arch, arch)} "
+                + (", ".join(f"{a:,}" if a is not None else f"not by {budget:,}" for a in at) if at else "none done")
+            )
             if len(done) == len(summary["seeds"]):
                 # (step, never solved), a seed solved at the budget before one never solved: the middle seed(s)
                 ranked = sorted((budget if a is None else a, a is None) for a in at)
                 n = len(ranked)
-                middle = ranked[(n - 1) // 2: n // 2 + 1]
+                middle = ranked[(n - 1) // 2 : n // 2 + 1]
                 medians.append((float(np.mean([m[0] for m in middle])), any(m[1] for m in middle)))
         text = f"s = {s}: " + "; ".join(parts)
         if len(medians) == 2 and medians[1][0] > 0:
@@ -124,9 +137,15 @@ def mixer_view(version: str = "", labels: dict[str, str] | None = None, data_dir
     tuned = tuning["summary"] if tuning is not None else None
     rates = mixer_rates(data_dir, version)
     out["rates"] = ", ".join(f"{labels.get(a, a)} {r:g}" for a, r in rates.items()) if rates else none
-    out["scores"] = none if tuned is None else " · ".join(
-        f"{labels.get(a, a)} " + ", ".join("–" if x is None else f"{x:.3f}" for x in v["scores"])
-        for a, v in tuned["archs"].items()) + f" (rates {', '.join(f'{r:g}' for r in tuned['lrs'])})"
+    out["scores"] = (
+        none
+        if tuned is None
+        else " · ".join(
+            f"{labels.get(a, a)} " + ", ".join("–" if x is None else f"{x:.3f}" for x in v["scores"])
+            for a, v in tuned["archs"].items()
+        )
+        + f" (rates {', '.join(f'{r:g}' for r in tuned['lrs'])})"
+    )
     out["left"] = none if tuned is None else tuning_exits(tuned, labels)
     summary = None if comparison is None else comparison["summary"]
     measured = {} if summary is None else mixer_measures(summary)

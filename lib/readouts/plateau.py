@@ -31,10 +31,14 @@ __all__ = ["INDEPENDENT_EXITS", "PlateauSensitivity", "plateau_sensitivity"]
 
 #: Plateau exits measured independently of this book, per scale of the calibration (cited, not computed here).
 INDEPENDENT_EXITS: dict[str, dict] = {
-    "cpu": {"exits": (1100.0, 2800.0, 900.0),
-            "source": "paper B reference, experiment A (d_model 64, 8 heads, MLP 256, 64 sequences/step, lr 3e-3)"},
-    "paper": {"range": (800.0, 4200.0),
-              "source": "independent PyTorch reproduction of paper B (d_model 128, 8 heads, AdamW, wd 0.01)"},
+    "cpu": {
+        "exits": (1100.0, 2800.0, 900.0),
+        "source": "paper B reference, experiment A (d_model 64, 8 heads, MLP 256, 64 sequences/step, lr 3e-3)",
+    },
+    "paper": {
+        "range": (800.0, 4200.0),
+        "source": "independent PyTorch reproduction of paper B (d_model 128, 8 heads, AdamW, wd 0.01)",
+    },
 }
 
 
@@ -62,8 +66,10 @@ class PlateauSensitivity:
         for a in self.arms:
             ex = " ".join("never" if not np.isfinite(e) else f"{e:.0f}" for e in self.exits[a])
             n = len(self.exits[a])
-            rows.append(f"{a:<14} {ex:<28} {self.exited[a]:>4}/{n} {self.median[a]:>7.0f} {self.ratio[a]:>9.2f}  "
-                        f"{self.verdict[a]}")  # fmt: skip
+            rows.append(
+                f"{a:<14} {ex:<28} {self.exited[a]:>4}/{n} {self.median[a]:>7.0f} {self.ratio[a]:>9.2f}  "
+                f"{self.verdict[a]}"
+            )
         return "\n".join(rows)
 
     def summary(self, prefix: str = "cal") -> dict:
@@ -72,8 +78,9 @@ class PlateauSensitivity:
         out: dict = {f"{prefix}_budget": self.budget, f"{prefix}_deciding": ", ".join(self.deciding()) or "none"}
         for a in self.arms:
             key = f"{prefix}_{a.replace('.', 'p')}"
-            out.update({f"{key}_exited": self.exited[a], f"{key}_median": self.median[a],
-                        f"{key}_verdict": self.verdict[a]})  # fmt: skip
+            out.update(
+                {f"{key}_exited": self.exited[a], f"{key}_median": self.median[a], f"{key}_verdict": self.verdict[a]}
+            )
         return out
 
 
@@ -105,5 +112,6 @@ def plateau_sensitivity(calibration) -> PlateauSensitivity:
             verdict[a] = "lengthens"
         else:
             verdict[a] = "no clear change"
-    return PlateauSensitivity(arms=arms, budget=budget, exits=exits, exited=exited, median=median, ratio=ratio,
-                              verdict=verdict)  # fmt: skip
+    return PlateauSensitivity(
+        arms=arms, budget=budget, exits=exits, exited=exited, median=median, ratio=ratio, verdict=verdict
+    )

@@ -30,8 +30,14 @@ from ..core.intervals import group_bootstrap_interval  # NaN on cut data in a sm
 from ..theory import coverage, first_order_transition
 from ..train.scaling_fits import scaling_points
 
-__all__ = ["hysteresis", "sampled_transition", "relative_deviation", "CoverageReadouts", "coverage_readouts",
-           "scaling_diagnostics"]  # fmt: skip
+__all__ = [
+    "hysteresis",
+    "sampled_transition",
+    "relative_deviation",
+    "CoverageReadouts",
+    "coverage_readouts",
+    "scaling_diagnostics",
+]
 
 #: Mean target attention at or above which a softmax branch counts as holding the copy pattern (chapter 4's choice:
 #: the uniform branch sits near 1/L = 0.03 at L = 32, the copy branch of the MAP theory jumps to about 0.2).
@@ -78,8 +84,17 @@ def hysteresis(soft, lin) -> dict:
         lambda r, c: (chain_copy[:, c].mean(1) - chain_rand[:, r].mean(1)).max(),
         (chain_rand.shape[1], chain_copy.shape[1]),
     )
-    return dict(random_branch=rand, copy_branch=copy, i=i, P=int(soft.P[i]), rand=float(rand[i]), copy=float(copy[i]),
-                rhat=float(soft.rhat[i]), interval=interval, gap_lin=float(gap_lin.max()))  # fmt: skip
+    return dict(
+        random_branch=rand,
+        copy_branch=copy,
+        i=i,
+        P=int(soft.P[i]),
+        rand=float(rand[i]),
+        copy=float(copy[i]),
+        rhat=float(soft.rhat[i]),
+        interval=interval,
+        gap_lin=float(gap_lin.max()),
+    )
 
 
 def sampled_transition(soft, P_ref: float, threshold: float = ON_COPY) -> dict:
@@ -118,8 +133,9 @@ def relative_deviation(chain_means, reference, where) -> float:
     c = np.asarray(chain_means, dtype=float)
     ref, where = np.asarray(reference, dtype=float), np.asarray(where, dtype=bool)
     if c.ndim != 2 or ref.shape != c.shape[:1] or where.shape != ref.shape:
-        raise ValueError(f"need chain_means (n_P, n) with reference and where (n_P,), got {c.shape}, {ref.shape}, "
-                         f"{where.shape}")  # fmt: skip
+        raise ValueError(
+            f"need chain_means (n_P, n) with reference and where (n_P,), got {c.shape}, {ref.shape}, {where.shape}"
+        )
     if not where.any() or not (ref[where] > 0).all():
         raise ValueError("where must select at least one P, and the reference must be > 0 there")
     return float((np.abs(c.mean(1) - ref)[where] / ref[where]).max())
@@ -149,8 +165,9 @@ def _coverage(A) -> np.ndarray:
     return np.asarray(coverage(torch.as_tensor(A)))  # (..., L, L) -> (...)
 
 
-def coverage_readouts(adam_soft, adam_lin, sgld_soft, sgld_lin, *, P_lo: float, P_hi: float, seed: int,
-                      n_random: int = 64) -> CoverageReadouts:  # fmt: skip
+def coverage_readouts(
+    adam_soft, adam_lin, sgld_soft, sgld_lin, *, P_lo: float, P_hi: float, seed: int, n_random: int = 64
+) -> CoverageReadouts:
     r"""The coverage readouts of chapter 4 and their control.
 
     Parameters
@@ -182,11 +199,14 @@ def coverage_readouts(adam_soft, adam_lin, sgld_soft, sgld_lin, *, P_lo: float, 
     if isinstance(n_random, bool) or not isinstance(n_random, int) or n_random < 1:
         raise ValueError(f"n_random must be an int >= 1, got {n_random!r}")
     V, L = adam_soft.config.V, adam_soft.config.L
-    c = dict(adam_soft=_coverage(adam_soft.filtered("A")), adam_lin=_coverage(adam_lin.filtered("A")),
-             sample_soft=_coverage(sgld_soft.A).mean(axis=(1, 2)),  # mean over chains and samples
-             mean_soft=_coverage(sgld_soft.A.mean(axis=(1, 2))),  # of the posterior-mean matrix
-             sample_lin=_coverage(sgld_lin.A).mean(axis=(1, 2)),
-             mean_lin=_coverage(sgld_lin.A.mean(axis=2)).mean(1))  # of each chain's mean, averaged  # fmt: skip
+    c = dict(
+        adam_soft=_coverage(adam_soft.filtered("A")),
+        adam_lin=_coverage(adam_lin.filtered("A")),
+        sample_soft=_coverage(sgld_soft.A).mean(axis=(1, 2)),  # mean over chains and samples
+        mean_soft=_coverage(sgld_soft.A.mean(axis=(1, 2))),  # of the posterior-mean matrix
+        sample_lin=_coverage(sgld_lin.A).mean(axis=(1, 2)),
+        mean_lin=_coverage(sgld_lin.A.mean(axis=2)).mean(1),
+    )  # of each chain's mean, averaged
     above = adam_soft.P > float(first_order_transition(V, L, method="map").P_star)
     scores = torch.randn(n_random, L, L, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     summary = dict(
@@ -217,12 +237,19 @@ def scaling_diagnostics(scaling) -> dict:
         ``"none"``); ``scaling_cpu``: the study's cost in CPU-minutes (one thread).
     """
     crossings = scaling_points(scaling, "crossover")  # {cell: (n_draw,)}
-    rhat_used = max(float(np.nanmax(scaling.rhat[c][:, scaling.P[c] <= 2 * np.nanmax(crossings[c])]))
-                    for c in crossings)  # fmt: skip
-    where = "; ".join(f"V={V}, L={L}: P = {', '.join(str(int(p)) for p in scaling.P[V, L][d.any(axis=(0, 2))])}"
-                      for (V, L), d in scaling.diverged.items() if d.any())  # fmt: skip
-    return dict(rhat_max=max(float(np.nanmax(r)) for r in scaling.rhat.values()), rhat_used=rhat_used,
-                n_diverged=int(sum(d.sum() for d in scaling.diverged.values())),
-                n_chains=int(sum(d.size for d in scaling.diverged.values())), where_diverged=where or "none",
-                scaling_cpu=sum(scaling.seconds.values()) / 60)  # fmt: skip
-
+    rhat_used = max(
+        float(np.nanmax(scaling.rhat[c][:, scaling.P[c] <= 2 * np.nanmax(crossings[c])])) for c in crossings
+    )
+    where = "; ".join(
+        f"V={V}, L={L}: P = {', '.join(str(int(p)) for p in scaling.P[V, L][d.any(axis=(0, 2))])}"
+        for (V, L), d in scaling.diverged.items()
+        if d.any()
+    )
+    return dict(
+        rhat_max=max(float(np.nanmax(r)) for r in scaling.rhat.values()),
+        rhat_used=rhat_used,
+        n_diverged=int(sum(d.sum() for d in scaling.diverged.values())),
+        n_chains=int(sum(d.size for d in scaling.diverged.values())),
+        where_diverged=where or "none",
+        scaling_cpu=sum(scaling.seconds.values()) / 60,
+    )

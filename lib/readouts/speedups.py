@@ -65,8 +65,9 @@ class PrePretrainSpeedups:
         return "\n".join(f"{task:10s} {name:22s} speed-up {value:.2f}" for (task, name), value in self.speedup.items())
 
 
-def prepretrain_speedups(times: dict, budgets: dict, variants,
-                         positive=("automaton", "automaton")) -> PrePretrainSpeedups:  # fmt: skip
+def prepretrain_speedups(
+    times: dict, budgets: dict, variants, positive=("automaton", "automaton")
+) -> PrePretrainSpeedups:
     """Paired speed-ups over scratch of every pre-pretraining variant (module docstring).
 
     Parameters
@@ -88,8 +89,9 @@ def prepretrain_speedups(times: dict, budgets: dict, variants,
     for task, t in times.items():
         t = np.asarray(t, dtype=float)
         if t.ndim != 2 or t.shape[0] != len(variants) + 1:
-            raise ValueError(f"times[{task!r}] must be (variants + control = {len(variants) + 1}, seeds), "
-                             f"got {t.shape}")  # fmt: skip
+            raise ValueError(
+                f"times[{task!r}] must be (variants + control = {len(variants) + 1}, seeds), got {t.shape}"
+            )
         if task not in budgets or not budgets[task] > 0:
             raise ValueError(f"budgets needs a positive budget for {task!r}")
         capped = np.minimum(t, budgets[task])

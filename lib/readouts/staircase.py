@@ -69,10 +69,18 @@ class Staircase:
 
     def summary(self) -> dict:
         """The scalars the chapter reports, by name (for ``lib.glue_all`` and printing)."""
-        return dict(n_seeds=len(self.learned_at), rho=self.pooled_rho, within_rho=float(np.median(self.within)),
-                    n_within=len(self.within), shuffled_rho=float(np.median(self.shuffled)),
-                    n_rows_learned=self.n_paired, n_learned=self.n_learned, show_seed=self.show,
-                    show_spread=float(self.spread[self.show]), show_single=self.single)  # fmt: skip
+        return dict(
+            n_seeds=len(self.learned_at),
+            rho=self.pooled_rho,
+            within_rho=float(np.median(self.within)),
+            n_within=len(self.within),
+            shuffled_rho=float(np.median(self.shuffled)),
+            n_rows_learned=self.n_paired,
+            n_learned=self.n_learned,
+            show_seed=self.show,
+            show_spread=float(self.spread[self.show]),
+            show_single=self.single,
+        )
 
 
 def _rho(a, b) -> float:
@@ -109,14 +117,23 @@ def staircase(run, *, learned: float, focus: float = 0.5, leave: float = 0.9 * m
     within = np.array([_rho(learned_at[e, ok[e]], focus_at[e, ok[e]]) for e in range(E) if ok[e].sum() >= 3])
     other = np.roll(np.arange(E), 1)
     both = ok & ok[other]
-    shuffled = np.array([_rho(learned_at[e, both[e]], focus_at[other[e], both[e]]) for e in range(E)
-                         if both[e].sum() >= 3])  # fmt: skip
+    shuffled = np.array(
+        [_rho(learned_at[e, both[e]], focus_at[other[e], both[e]]) for e in range(E) if both[e].sum() >= 3]
+    )
     spread = np.array([np.ptp(r[np.isfinite(r)]) if np.isfinite(r).sum() > 1 else 0.0 for r in learned_at])
     show = int(np.argmax(spread))
     with np.errstate(invalid="ignore"):  # inf - inf for bits never learned
         duration = learned_at[show] - leave_at[show]
     finite = duration[np.isfinite(duration)]
     single = max(float(np.median(finite)) if finite.size else float("nan"), run.config.eval_every)
-    return Staircase(learned_at=learned_at, focus_at=focus_at, leave_at=leave_at, pooled_rho=pooled,
-                     within=within[np.isfinite(within)], shuffled=shuffled[np.isfinite(shuffled)], spread=spread,
-                     show=show, single=single)  # fmt: skip
+    return Staircase(
+        learned_at=learned_at,
+        focus_at=focus_at,
+        leave_at=leave_at,
+        pooled_rho=pooled,
+        within=within[np.isfinite(within)],
+        shuffled=shuffled[np.isfinite(shuffled)],
+        spread=spread,
+        show=show,
+        single=single,
+    )

@@ -77,15 +77,24 @@ class WidthSummary:
             return np.where(both, 0.0, b - a)
 
     def __str__(self) -> str:
-        rows = ["linear map, output-bit loss at the end, mean over seeds (emerged/seeds); rows d_head, columns H:",
-                "        " + "".join(f"H={H:<7d}" for H in self.heads)]  # fmt: skip
+        rows = [
+            "linear map, output-bit loss at the end, mean over seeds (emerged/seeds); rows d_head, columns H:",
+            "        " + "".join(f"H={H:<7d}" for H in self.heads),
+        ]
         for i, dh in enumerate(self.d_heads):
-            rows.append(f"d={dh:<4d}  " + "".join(f"{self.grid_loss[i, j]:.3f}({self.grid_emerged[i, j]}/"
-                                                  f"{self.n_seeds}) " for j in range(len(self.heads))))  # fmt: skip
+            rows.append(
+                f"d={dh:<4d}  "
+                + "".join(
+                    f"{self.grid_loss[i, j]:.3f}({self.grid_emerged[i, j]}/{self.n_seeds}) "
+                    for j in range(len(self.heads))
+                )
+            )
         for part, label in (("thin", "automaton, heads at a fixed width"), ("depth", "automaton, layers")):
             plateau, final = self.plateau(part), self.final(part)
-            rows.append(f"{label} (median plateau, mean final loss): "
-                        + ", ".join(f"{k}: ({plateau[k]:g}, {final[k]:.3f})" for k in plateau))  # fmt: skip
+            rows.append(
+                f"{label} (median plateau, mean final loss): "
+                + ", ".join(f"{k}: ({plateau[k]:g}, {final[k]:.3f})" for k in plateau)
+            )
         return "\n".join(rows)
 
 
@@ -95,13 +104,18 @@ def width_summary(study, lm_exit: float, ca_exit: float) -> WidthSummary:
     if not (np.isfinite(lm_exit) and np.isfinite(ca_exit)):
         raise ValueError(f"the exits must be finite, got {lm_exit!r}, {ca_exit!r}")
     final = np.array([[study.grid(H, dh).pred_loss[-1] for H in sc.heads] for dh in sc.d_heads])
-    exits = [[first_below(study.grid(H, dh).steps, study.grid(H, dh).pred_loss, lm_exit) for H in sc.heads]
-             for dh in sc.d_heads]  # fmt: skip
+    exits = [
+        [first_below(study.grid(H, dh).steps, study.grid(H, dh).pred_loss, lm_exit) for H in sc.heads]
+        for dh in sc.d_heads
+    ]
     emerged = np.isfinite(np.array(exits)).sum(2)  # (d_head, H)
     thin = {H: study.thin(H) for H in sc.ca_heads}
     depth = {n: study.depth(n) for n in sc.ca_depths}
     return WidthSummary(
-        heads=tuple(sc.heads), d_heads=tuple(sc.d_heads), grid_final=final, grid_emerged=emerged,
+        heads=tuple(sc.heads),
+        d_heads=tuple(sc.d_heads),
+        grid_final=final,
+        grid_emerged=emerged,
         thin_exits={H: first_below(c.steps, c.pred_loss, ca_exit) for H, c in thin.items()},
         thin_last={H: np.asarray(c.pred_loss[-1]) for H, c in thin.items()},
         depth_exits={n: first_below(c.steps, c.pred_loss, ca_exit) for n, c in depth.items()},

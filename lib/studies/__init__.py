@@ -15,17 +15,42 @@ paper-scale default checked at paper B's configuration on fresh seeds).
 """
 
 from ._study import load_or_compute, publish_main
-from .adam_replicas import AdamReplicas, AdamReplicasConfig, adam_measures, adam_replicas, bracket_measures, load_adam_replicas
-from .context_study import (ContextStudy, ContextStudyConfig, bias_ratio, context_study, growth_per_doubling,
-                            load_context_study, plateau_exponent)  # fmt: skip
+from .adam_replicas import (
+    AdamReplicas,
+    AdamReplicasConfig,
+    adam_measures,
+    adam_replicas,
+    bracket_measures,
+    load_adam_replicas,
+)
+from .context_study import (
+    ContextStudy,
+    ContextStudyConfig,
+    bias_ratio,
+    context_study,
+    growth_per_doubling,
+    load_context_study,
+    plateau_exponent,
+)
 from .emergence_runs import EmergenceRunsConfig, emergence_runs, load_emergence_runs
-from .linear_scaling import (LinearScaling, LinearScalingConfig, copy_share, linear_scaling, load_linear_scaling,
-                             uniform_coefficient)  # fmt: skip
+from .linear_scaling import (
+    LinearScaling,
+    LinearScalingConfig,
+    copy_share,
+    linear_scaling,
+    load_linear_scaling,
+    uniform_coefficient,
+)
 from .mixer_comparison import PRE_CONTROL, PRE_VARIANTS, MixerComparisonConfig, load_mixer_comparison, mixer_comparison
 from .mixer_study import MixerCurves, MixerStudyConfig, load_mixer_study, mixer_study
 from .mixer_tuning import MixerTuningConfig, load_mixer_tuning, mean_loss_over_budget, mixer_tuning
-from .plateau_calibration import (ARMS, PlateauCalibration, PlateauCalibrationConfig, load_plateau_calibration,
-                                  plateau_calibration)  # fmt: skip
+from .plateau_calibration import (
+    ARMS,
+    PlateauCalibration,
+    PlateauCalibrationConfig,
+    load_plateau_calibration,
+    plateau_calibration,
+)
 from .plateau_check import CHECK_SEEDS, PASS_EXITED, load_paper_check, paper_check_config
 from .scan_replicas import ScanReplicas, ScanReplicasConfig, load_scan_replicas, scan_replicas, scan_summary
 from .slim import slim_run
@@ -33,16 +58,64 @@ from .sparsity_study import SparsityStudy, SparsityStudyConfig, sparsity_study
 from .width_study import Curves, WidthStudy, WidthStudyConfig, load_width_study, width_study
 
 __all__ = [
-    "load_or_compute", "publish_main",
-    "AdamReplicas", "AdamReplicasConfig", "adam_measures", "adam_replicas", "bracket_measures", "load_adam_replicas",
-    "ContextStudy", "ContextStudyConfig", "bias_ratio", "context_study", "growth_per_doubling", "load_context_study",
-    "plateau_exponent", "EmergenceRunsConfig", "emergence_runs", "load_emergence_runs", "LinearScaling",
-    "LinearScalingConfig", "copy_share", "linear_scaling", "load_linear_scaling", "uniform_coefficient",
-    "PRE_CONTROL", "PRE_VARIANTS", "MixerComparisonConfig", "load_mixer_comparison", "mixer_comparison",
-    "MixerCurves", "MixerStudyConfig", "load_mixer_study", "mixer_study", "MixerTuningConfig", "load_mixer_tuning",
-    "mean_loss_over_budget", "mixer_tuning", "ARMS", "PlateauCalibration", "PlateauCalibrationConfig",
-    "load_plateau_calibration", "plateau_calibration", "CHECK_SEEDS", "PASS_EXITED", "load_paper_check",
-    "paper_check_config", "ScanReplicas", "ScanReplicasConfig", "load_scan_replicas",
-    "scan_replicas", "scan_summary", "slim_run", "SparsityStudy", "SparsityStudyConfig", "sparsity_study", "Curves",
-    "WidthStudy", "WidthStudyConfig", "load_width_study", "width_study",
-]  # fmt: skip
+    "load_or_compute",
+    "publish_main",
+    "AdamReplicas",
+    "AdamReplicasConfig",
+    "adam_measures",
+    "adam_replicas",
+    "bracket_measures",
+    "load_adam_replicas",
+    "ContextStudy",
+    "ContextStudyConfig",
+    "bias_ratio",
+    "context_study",
+    "growth_per_doubling",
+    "load_context_study",
+    "plateau_exponent",
+    "EmergenceRunsConfig",
+    "emergence_runs",
+    "load_emergence_runs",
+    "LinearScaling",
+    "LinearScalingConfig",
+    "copy_share",
+    "linear_scaling",
+    "load_linear_scaling",
+    "uniform_coefficient",
+    "PRE_CONTROL",
+    "PRE_VARIANTS",
+    "MixerComparisonConfig",
+    "load_mixer_comparison",
+    "mixer_comparison",
+    "MixerCurves",
+    "MixerStudyConfig",
+    "load_mixer_study",
+    "mixer_study",
+    "MixerTuningConfig",
+    "load_mixer_tuning",
+    "mean_loss_over_budget",
+    "mixer_tuning",
+    "ARMS",
+    "PlateauCalibration",
+    "PlateauCalibrationConfig",
+    "load_plateau_calibration",
+    "plateau_calibration",
+    "CHECK_SEEDS",
+    "PASS_EXITED",
+    "load_paper_check",
+    "paper_check_config",
+    "ScanReplicas",
+    "ScanReplicasConfig",
+    "load_scan_replicas",
+    "scan_replicas",
+    "scan_summary",
+    "slim_run",
+    "SparsityStudy",
+    "SparsityStudyConfig",
+    "sparsity_study",
+    "Curves",
+    "WidthStudy",
+    "WidthStudyConfig",
+    "load_width_study",
+    "width_study",
+]

@@ -1,5 +1,7 @@
 """``python -m lib.studies``: the paper-scale studies' command line, and the one-time re-key of data/.
 
+Usage::
+
     python -m lib.studies list                   # the registered paper-scale studies and what is published
     python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K]
     python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
@@ -39,7 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "list":
         for name in sorted(STUDIES):
             got = published(name)
-            print(f"{name}: " + (f"{got['done']} of {got['of']} units, {got['cpu_hours']} CPU-hours" if got else "not run"))
+            print(
+                f"{name}: "
+                + (f"{got['done']} of {got['of']} units, {got['cpu_hours']} CPU-hours" if got else "not run")
+            )
         return 0
     if args.cmd == "publish":
         record = publish(make_study(args.name))

@@ -32,8 +32,17 @@ from typing import Callable
 from ..core.cache import DATA_DIR, Cache, default_cache
 from ._study import StudyUnit, resolve, run_unit, unit, unit_key
 
-__all__ = ["StudyUnit", "PaperStudy", "unit", "run_unit", "run_study", "publish", "committed_units", "published",
-           "executor_for"]  # fmt: skip
+__all__ = [
+    "StudyUnit",
+    "PaperStudy",
+    "unit",
+    "run_unit",
+    "run_study",
+    "publish",
+    "committed_units",
+    "published",
+    "executor_for",
+]
 
 #: Where published paper-scale studies live (one JSON file per study).
 PAPER_DIR = "paper"
@@ -110,8 +119,12 @@ def local_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     n = workers or max(1, min(os.cpu_count() or 1, 8))
     if n < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
-                                  initializer=_init_local_worker, initargs=(os.getpid(),))  # fmt: skip
+    return cf.ProcessPoolExecutor(
+        max_workers=n,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_init_local_worker,
+        initargs=(os.getpid(),),
+    )
 
 
 def executor_for(scheduler: str | None = None, workers: int | None = None) -> tuple[cf.Executor, Callable]:
@@ -159,8 +172,16 @@ class _Publishing(Cache):
         return path
 
 
-def run_study(study: PaperStudy, *, scheduler: str | None = None, workers: int | None = None, limit: int | None = None,
-              cache: Cache | None = None, data_dir: Path | str = DATA_DIR, publish_to_data: bool = True) -> dict:  # fmt: skip
+def run_study(
+    study: PaperStudy,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    limit: int | None = None,
+    cache: Cache | None = None,
+    data_dir: Path | str = DATA_DIR,
+    publish_to_data: bool = True,
+) -> dict:
     """Compute the study's missing units (of its first ``limit`` units, or all) and publish what is done, after
     every unit (so a study stopped at any point keeps what it computed, under ``data/``).
 
@@ -184,8 +205,9 @@ def run_study(study: PaperStudy, *, scheduler: str | None = None, workers: int |
     return publish(study, cache=cache, data_dir=data_dir, write=publish_to_data)
 
 
-def publish(study: PaperStudy, *, cache: Cache | None = None, data_dir: Path | str = DATA_DIR,
-            write: bool = True) -> dict:  # fmt: skip
+def publish(
+    study: PaperStudy, *, cache: Cache | None = None, data_dir: Path | str = DATA_DIR, write: bool = True
+) -> dict:
     """The record of what is done (committed units, then the results cache; nothing is computed), written to
     ``data/paper/<name>.json`` and the data manifest when ``write``.
 

@@ -19,14 +19,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..core.cache import (Cache, _machine, canonical_config, load_committed, numerics_version, publish,
-                          result_name)  # fmt: skip
+from ..core.cache import Cache, _machine, canonical_config, load_committed, numerics_version, publish, result_name
 
 __all__ = ["load_or_compute", "publish_main", "StudyUnit", "unit", "run_unit", "unit_key", "resolve"]
 
 
-def load_or_compute(func: Callable, config: Any, *, compute: bool, regenerate: str, cost: str,
-                    cache: Cache | None = None) -> Any:  # fmt: skip
+def load_or_compute(
+    func: Callable, config: Any, *, compute: bool, regenerate: str, cost: str, cache: Cache | None = None
+) -> Any:
     """The committed result of ``func(config)`` (verified against the code that made it), else computed if ``compute``.
 
     Committed results are read even with the results cache off. Without a committed result for this config and
@@ -38,12 +38,15 @@ def load_or_compute(func: Callable, config: Any, *, compute: bool, regenerate: s
     if compute:
         return func(config, cache=cache if cache is not None else True)
     name = getattr(func, "__name__", "study")
-    raise RuntimeError(f"no committed {name} for this config and code (stale after a change to the code it runs, or "
-                       f"missing); regenerate with `{regenerate}` ({cost})")  # fmt: skip
+    raise RuntimeError(
+        f"no committed {name} for this config and code (stale after a change to the code it runs, or "
+        f"missing); regenerate with `{regenerate}` ({cost})"
+    )
 
 
-def publish_main(module: str, func: str, config: Callable[[Any], Any], regenerate: str, description: str,
-                 argv=None) -> None:  # fmt: skip
+def publish_main(
+    module: str, func: str, config: Callable[[Any], Any], regenerate: str, description: str, argv=None
+) -> None:
     """``python -m <module> [--publish]``: compute ``<module>.<func>(config(<module>))`` on one thread, and commit it.
 
     The function is looked up in the imported package module (not ``__main__``), so the cache key names it.
@@ -114,5 +117,9 @@ def run_unit(u: StudyUnit) -> dict:
         raise ValueError(f"the code of {u.func} changed since this unit was defined; define the study again")
     cpu, wall = time.process_time(), time.perf_counter()
     value = func(u.config)
-    return {"value": value, "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall,
-            "machine": _machine()}  # fmt: skip
+    return {
+        "value": value,
+        "cpu_seconds": time.process_time() - cpu,
+        "wall_seconds": time.perf_counter() - wall,
+        "machine": _machine(),
+    }

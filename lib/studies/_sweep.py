@@ -77,7 +77,9 @@ def local_executor(max_workers: int | None = None) -> cf.ProcessPoolExecutor:
     workers = max_workers or max(1, min(os.cpu_count() or 1, 8))
     if workers < 1:
         raise ValueError(f"max_workers must be >= 1, got {max_workers}")
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker)
+    return cf.ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
+    )
 
 
 def run_sweep(
@@ -139,7 +141,9 @@ def run_sweep(
         else:
             todo.append(i)
 
-    bar = progress(total=len(unique), desc=desc or f"sweep {getattr(func, '__name__', 'func')}", initial=len(out.loaded))
+    bar = progress(
+        total=len(unique), desc=desc or f"sweep {getattr(func, '__name__', 'func')}", initial=len(out.loaded)
+    )
     own = executor is None and todo
     if own:
         executor = local_executor(max_workers)
@@ -170,5 +174,7 @@ def run_sweep(
                 out.errors[i] = out.errors[j]
     out.computed.sort()
     if out.errors and raise_on_error:
-        raise SweepError(f"{len(out.errors)} of {len(configs)} configs failed:\n\n" + "\n\n".join(out.errors.values()), out)
+        raise SweepError(
+            f"{len(out.errors)} of {len(configs)} configs failed:\n\n" + "\n\n".join(out.errors.values()), out
+        )
     return out

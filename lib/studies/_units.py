@@ -27,8 +27,12 @@ def fast_curves(cfg: FastRunConfig) -> dict:
         evaluation). Floats, so that the result is JSON as it is.
     """
     run = run_fast(cfg)
-    return {"steps": [int(s) for s in run.steps], "loss": run.loss.tolist(), "pred_loss": run.pred_loss.tolist(),
-            "steps_run": int(run.steps_run)}  # fmt: skip
+    return {
+        "steps": [int(s) for s in run.steps],
+        "loss": run.loss.tolist(),
+        "pred_loss": run.pred_loss.tolist(),
+        "steps_run": int(run.steps_run),
+    }
 
 
 def reference_curves(cfg: GPTRunConfig) -> dict:
@@ -43,5 +47,9 @@ def reference_curves(cfg: GPTRunConfig) -> dict:
         ``cfg.steps`` when every member met ``stop_below``; a member frozen earlier repeats its last evaluation).
     """
     run = run_members(cfg)
-    return {"steps": [int(s) for s in run.steps], "loss": run.loss.tolist(), "pred_loss": run.pred_loss.tolist(),
-            "steps_run": int(run.steps_run)}  # fmt: skip
+    return {
+        "steps": [int(s) for s in run.steps],
+        "loss": run.loss.tolist(),
+        "pred_loss": run.pred_loss.tolist(),
+        "steps_run": int(run.steps_run),
+    }

@@ -30,8 +30,15 @@ from ..train.copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
 from ..train.ensemble import AdamConfig
 from ..measures.grids import geometric_grid, steepest_step
 
-__all__ = ["AdamReplicasConfig", "AdamReplicas", "adam_measures", "bracket_measures", "adam_replicas",
-           "load_adam_replicas", "REGENERATE"]  # fmt: skip
+__all__ = [
+    "AdamReplicasConfig",
+    "AdamReplicas",
+    "adam_measures",
+    "bracket_measures",
+    "adam_replicas",
+    "load_adam_replicas",
+    "REGENERATE",
+]
 
 REGENERATE = "python -m lib.studies.adam_replicas --publish"
 
@@ -60,14 +67,22 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     far = lin.P >= 2 * float(onset_sample_size("linear_v2", V, lin.config.L, method="map"))
     dev_soft = float(np.abs(soft.filtered("target") - at_soft).max())
     dev_lin = float(np.abs(lin.filtered("target") - at_lin)[far].max())
-    worst = max(float(np.abs(soft.worst("target") - at_soft).max()), float(np.abs(lin.worst("target") - at_lin)[far].max()))
+    worst = max(
+        float(np.abs(soft.worst("target") - at_soft).max()), float(np.abs(lin.worst("target") - at_lin)[far].max())
+    )
     above = soft.P > float(first_order_transition(V, soft.config.L, method="map").P_star)
     above_lin = lin.P > float(onset_sample_size("linear_v2", V, lin.config.L, method="map"))
     A_soft, A_lin = (torch.as_tensor(r.filtered("A"))[m] for r, m in ((soft, above), (lin, above_lin)))  # (n, L, L)
     off = max(float(coverage(torch.roll(A, shifts=-1, dims=-1)).max()) for A in (A_soft, A_lin))
-    return dict(dev_soft=dev_soft, dev_lin=dev_lin, dev=max(dev_soft, dev_lin), dev_worst=worst,
-                coverage=float(coverage(A_soft).min()), coverage_lin=float(coverage(A_lin).min()),
-                coverage_off=off)  # fmt: skip
+    return dict(
+        dev_soft=dev_soft,
+        dev_lin=dev_lin,
+        dev=max(dev_soft, dev_lin),
+        dev_worst=worst,
+        coverage=float(coverage(A_soft).min()),
+        coverage_lin=float(coverage(A_lin).min()),
+        coverage_off=off,
+    )
 
 
 def bracket_measures(fits: dict) -> dict:
@@ -125,14 +140,25 @@ class AdamReplicasConfig:
     @classmethod
     def paper(cls) -> "AdamReplicasConfig":
         """Chapter 4 at paper scale: finer grids, five initialisations, twice the steps."""
-        return cls(P_soft=geometric_grid(100, 1000, 24), P_lin=geometric_grid(5, 500, 20), init_seeds=(0, 1, 2, 3, 4),
-                   adam=AdamConfig(lr=0.05, steps=6000, lr_final=1e-4))  # fmt: skip
+        return cls(
+            P_soft=geometric_grid(100, 1000, 24),
+            P_lin=geometric_grid(5, 500, 20),
+            init_seeds=(0, 1, 2, 3, 4),
+            adam=AdamConfig(lr=0.05, steps=6000, lr_final=1e-4),
+        )
 
     def sweeps(self, data_seed: int | None = None) -> tuple[CopyMapConfig, CopyMapConfig]:
         """The softmax and linear sweeps on data set ``data_seed`` (default: the chapter's)."""
         d = self.data_seed if data_seed is None else data_seed
-        make = lambda kind, L, grid: CopyMapConfig(kind, V=self.V, L=L, P_grid=grid, init_seeds=self.init_seeds,  # noqa: E731
-                                                   adam=self.adam, data_seed=d)  # fmt: skip
+        make = lambda kind, L, grid: CopyMapConfig(
+            kind,
+            V=self.V,
+            L=L,
+            P_grid=grid,
+            init_seeds=self.init_seeds,  # noqa: E731
+            adam=self.adam,
+            data_seed=d,
+        )
         return make("softmax", self.L_soft, self.P_soft), make("linear", self.L_lin, self.P_lin)
 
     def bracket_sweeps(self, data_seed: int | None = None) -> dict:
@@ -142,8 +168,9 @@ class AdamReplicasConfig:
         for L in self.L_scan:
             P_th = float(first_order_transition(self.V, L, method="map").P_star)
             grid = tuple(sorted({int(round(f * P_th)) for f in FRACTIONS}))
-            out[L] = CopyMapConfig("softmax", V=self.V, L=L, P_grid=grid, init_seeds=self.scan_init_seeds,
-                                   adam=self.adam, data_seed=d)  # fmt: skip
+            out[L] = CopyMapConfig(
+                "softmax", V=self.V, L=L, P_grid=grid, init_seeds=self.scan_init_seeds, adam=self.adam, data_seed=d
+            )
         return out
 
 
@@ -172,8 +199,11 @@ def adam_replicas(config: AdamReplicasConfig) -> AdamReplicas:
     """Fit every sweep of ``config`` on the chapter's data set and on each of ``config.data_seeds``, and measure the
     replicas (module docstring)."""
     soft, lin = (fit_copy_map(c) for c in config.sweeps())
-    chapter = {"softmax": soft, "linear": lin,
-               "brackets": {L: fit_copy_map(c) for L, c in config.bracket_sweeps().items()}}  # fmt: skip
+    chapter = {
+        "softmax": soft,
+        "linear": lin,
+        "brackets": {L: fit_copy_map(c) for L, c in config.bracket_sweeps().items()},
+    }
     measures, brackets = [], []
     for d in progress(config.data_seeds, desc="Adam fits: data sets"):
         soft, lin = (fit_copy_map(c) for c in config.sweeps(d))
@@ -182,14 +212,22 @@ def adam_replicas(config: AdamReplicasConfig) -> AdamReplicas:
     return AdamReplicas(config=config, measures=tuple(measures), brackets=tuple(brackets), chapter=chapter)
 
 
-def load_adam_replicas(config: AdamReplicasConfig, *, compute: bool = False, cache: Cache | None = None) -> AdamReplicas:
+def load_adam_replicas(
+    config: AdamReplicasConfig, *, compute: bool = False, cache: Cache | None = None
+) -> AdamReplicas:
     """The committed replicas for ``config`` (verified against the code that made them), else computed if ``compute``."""
     if not isinstance(config, AdamReplicasConfig):
         raise TypeError(f"config must be an AdamReplicasConfig, got {type(config).__name__}")
-    return load_or_compute(adam_replicas, config, compute=compute, regenerate=REGENERATE, cost="about 7 CPU-minutes",
-                           cache=cache)  # fmt: skip
+    return load_or_compute(
+        adam_replicas, config, compute=compute, regenerate=REGENERATE, cost="about 7 CPU-minutes", cache=cache
+    )
 
 
 if __name__ == "__main__":
-    publish_main("lib.studies.adam_replicas", "adam_replicas", lambda m: m.AdamReplicasConfig.fast(), REGENERATE,
-                 "Repeat chapter 4's Adam fits on four more data sets and optionally commit them.")  # fmt: skip
+    publish_main(
+        "lib.studies.adam_replicas",
+        "adam_replicas",
+        lambda m: m.AdamReplicasConfig.fast(),
+        REGENERATE,
+        "Repeat chapter 4's Adam fits on four more data sets and optionally commit them.",
+    )

@@ -35,8 +35,16 @@ from ..core.validate import check_size
 from ..train.gpt_train import GPTRunConfig, Member, train_gpt
 from ..measures.curves import first_below
 
-__all__ = ["ContextStudyConfig", "ContextStudy", "context_study", "load_context_study", "growth_per_doubling",
-           "plateau_exponent", "bias_ratio", "REGENERATE"]  # fmt: skip
+__all__ = [
+    "ContextStudyConfig",
+    "ContextStudy",
+    "context_study",
+    "load_context_study",
+    "growth_per_doubling",
+    "plateau_exponent",
+    "bias_ratio",
+    "REGENERATE",
+]
 
 REGENERATE = "python -m lib.studies.context_study --publish"
 
@@ -82,8 +90,20 @@ class ContextStudyConfig:
             raise ValueError(f"biases must start with 0.0 (standard training) and be >= 0, got {self.biases!r}")
         if len(self.seeds) < 2 or len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must be at least 2 distinct seeds, got {self.seeds!r}")
-        for name in ("C", "N", "T", "steps", "biased_steps", "n_layers", "n_heads", "d_head", "tokens_per_step",
-                     "eval_every", "eval_tokens", "biased_eval_every"):  # fmt: skip
+        for name in (
+            "C",
+            "N",
+            "T",
+            "steps",
+            "biased_steps",
+            "n_layers",
+            "n_heads",
+            "d_head",
+            "tokens_per_step",
+            "eval_every",
+            "eval_tokens",
+            "biased_eval_every",
+        ):
             check_size(name, getattr(self, name), 1)
         if not (0 < self.plateau_frac < 1):
             raise ValueError(f"plateau_frac must be in (0, 1), got {self.plateau_frac!r}")
@@ -96,9 +116,23 @@ class ContextStudyConfig:
     @classmethod
     def paper(cls) -> "ContextStudyConfig":
         """Chapter 6 at paper scale: C = 4, N = 256 tables, T = 16, S up to 64, width 128, 4 layers, three seeds."""
-        return cls(C=4, N=256, T=16, sizes=(8, 16, 32, 64), steps=10_000, seeds=(0, 1, 2), n_layers=4, n_heads=8,
-                   d_head=16, d_mlp=512, tokens_per_step=16384, lr=1e-3, eval_every=100, eval_tokens=16384,
-                   biased_eval_every=10)  # fmt: skip
+        return cls(
+            C=4,
+            N=256,
+            T=16,
+            sizes=(8, 16, 32, 64),
+            steps=10_000,
+            seeds=(0, 1, 2),
+            n_layers=4,
+            n_heads=8,
+            d_head=16,
+            d_mlp=512,
+            tokens_per_step=16384,
+            lr=1e-3,
+            eval_every=100,
+            eval_tokens=16384,
+            biased_eval_every=10,
+        )
 
     @property
     def threshold(self) -> float:
@@ -111,8 +145,15 @@ class ContextStudyConfig:
 
     def model(self) -> dict:
         """The model and optimiser fields of a :class:`GPTRunConfig` (for other automaton runs at these settings)."""
-        model = dict(n_layers=self.n_layers, n_heads=self.n_heads, d_head=self.d_head, tokens_per_step=self.tokens_per_step,
-                     lr=self.lr, eval_every=self.eval_every, eval_tokens=self.eval_tokens)  # fmt: skip
+        model = dict(
+            n_layers=self.n_layers,
+            n_heads=self.n_heads,
+            d_head=self.d_head,
+            tokens_per_step=self.tokens_per_step,
+            lr=self.lr,
+            eval_every=self.eval_every,
+            eval_tokens=self.eval_tokens,
+        )
         if self.d_mlp is not None:
             model["d_mlp"] = self.d_mlp
         return model
@@ -122,8 +163,13 @@ class ContextStudyConfig:
         if S not in self.sizes or c not in self.biases:
             raise ValueError(f"(S, c) = ({S}, {c}) is not in the sweep")
         model = self.model() if c == 0 else {**self.model(), "eval_every": self.biased_eval_every}
-        return GPTRunConfig(members=tuple(Member(self.task(S), seed=k, bias=c) for k in self.seeds), eval_seed=self.eval_seed,
-                            steps=self.steps if c == 0 else self.biased_steps, stop_below=self.threshold, **model)  # fmt: skip
+        return GPTRunConfig(
+            members=tuple(Member(self.task(S), seed=k, bias=c) for k in self.seeds),
+            eval_seed=self.eval_seed,
+            steps=self.steps if c == 0 else self.biased_steps,
+            stop_below=self.threshold,
+            **model,
+        )
 
 
 @dataclass(frozen=True)
@@ -186,14 +232,22 @@ def context_study(config: ContextStudyConfig) -> ContextStudy:
     return ContextStudy(config=config, steps=steps, pred_loss=pred_loss)
 
 
-def load_context_study(config: ContextStudyConfig, *, compute: bool = False, cache: Cache | None = None) -> ContextStudy:
+def load_context_study(
+    config: ContextStudyConfig, *, compute: bool = False, cache: Cache | None = None
+) -> ContextStudy:
     """The committed sweep for ``config`` (verified against the code that made it), else computed if ``compute``."""
     if not isinstance(config, ContextStudyConfig):
         raise TypeError(f"config must be a ContextStudyConfig, got {type(config).__name__}")
-    return load_or_compute(context_study, config, compute=compute, regenerate=REGENERATE, cost="a few CPU-minutes",
-                           cache=cache)  # fmt: skip
+    return load_or_compute(
+        context_study, config, compute=compute, regenerate=REGENERATE, cost="a few CPU-minutes", cache=cache
+    )
 
 
 if __name__ == "__main__":
-    publish_main("lib.studies.context_study", "context_study", lambda m: m.ContextStudyConfig.fast(), REGENERATE,
-                 "Run chapter 6's context sweep of the automaton and optionally commit it.")  # fmt: skip
+    publish_main(
+        "lib.studies.context_study",
+        "context_study",
+        lambda m: m.ContextStudyConfig.fast(),
+        REGENERATE,
+        "Run chapter 6's context sweep of the automaton and optionally commit it.",
+    )

@@ -90,8 +90,23 @@ class EmergenceRunsConfig:
             raise ValueError(f"context must be a ContextStudyConfig, got {type(self.context).__name__}")
         if len(self.seeds) < 2 or len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must be at least 2 distinct seeds, got {self.seeds!r}")
-        for name in ("S", "s", "steps", "n_few", "n_width", "n_heads", "d_head", "tokens_per_step", "eval_every",
-                     "eval_tokens", "bias_steps", "bias_eval_every", "many_N", "many_S", "many_steps"):  # fmt: skip
+        for name in (
+            "S",
+            "s",
+            "steps",
+            "n_few",
+            "n_width",
+            "n_heads",
+            "d_head",
+            "tokens_per_step",
+            "eval_every",
+            "eval_tokens",
+            "bias_steps",
+            "bias_eval_every",
+            "many_N",
+            "many_S",
+            "many_steps",
+        ):
             check_size(name, getattr(self, name), 1)
         for name in ("map_seed", "eval_seed"):
             check_size(name, getattr(self, name), 0)
@@ -119,10 +134,26 @@ class EmergenceRunsConfig:
     @classmethod
     def paper(cls) -> "EmergenceRunsConfig":
         """Chapter 6 at paper scale: S = 16, s = 3, width 128 (8 heads of 16), MLP 512, 8,192 tokens per step."""
-        return cls(context=ContextStudyConfig.paper(), S=16, s=3, steps=10_000, n_few=3, n_width=3, d_head=16,
-                   d_mlp=512, tokens_per_step=8192, lr=1e-3, eval_every=100, eval_tokens=16384,
-                   heads=(1, 2, 4, 8, 16, 32), ca_heads=(4, 16, 128), many_N=256, many_steps=10_000,
-                   lm_init=LINEAR_MAP_INIT, bias_eval_every=10)  # fmt: skip
+        return cls(
+            context=ContextStudyConfig.paper(),
+            S=16,
+            s=3,
+            steps=10_000,
+            n_few=3,
+            n_width=3,
+            d_head=16,
+            d_mlp=512,
+            tokens_per_step=8192,
+            lr=1e-3,
+            eval_every=100,
+            eval_tokens=16384,
+            heads=(1, 2, 4, 8, 16, 32),
+            ca_heads=(4, 16, 128),
+            many_N=256,
+            many_steps=10_000,
+            lm_init=LINEAR_MAP_INIT,
+            bias_eval_every=10,
+        )
 
     @property
     def width(self) -> int:
@@ -136,37 +167,55 @@ class EmergenceRunsConfig:
     def model(self, n_heads: int | None = None) -> dict:
         """The linear map's model and optimiser fields of a :class:`GPTRunConfig`, with ``n_heads`` at fixed width."""
         H = self.n_heads if n_heads is None else n_heads
-        model = dict(n_heads=H, d_head=self.width // H, tokens_per_step=self.tokens_per_step, lr=self.lr,
-                     eval_every=self.eval_every, eval_tokens=self.eval_tokens, init=self.lm_init)  # fmt: skip
+        model = dict(
+            n_heads=H,
+            d_head=self.width // H,
+            tokens_per_step=self.tokens_per_step,
+            lr=self.lr,
+            eval_every=self.eval_every,
+            eval_tokens=self.eval_tokens,
+            init=self.lm_init,
+        )
         if self.d_mlp is not None:
             model["d_mlp"] = self.d_mlp
         return model
 
     def stack(self, members, **kw) -> GPTRunConfig:
         """One stack of ``(task, seed, bias c)`` members on the held-out data of ``eval_seed``."""
-        return GPTRunConfig(members=tuple(Member(t, seed=k, bias=c) for t, k, c in members), eval_seed=self.eval_seed,
-                            **kw)  # fmt: skip
+        return GPTRunConfig(
+            members=tuple(Member(t, seed=k, bias=c) for t, k, c in members), eval_seed=self.eval_seed, **kw
+        )
 
     def run_configs(self) -> dict:
         """Every stack: ``{"seeds" | "bias" | "depth" | "many": cfg, ("heads", H): cfg, ("thin", H): cfg}``."""
         lm, few, ctx = self.task(), self.seeds[: self.n_few], self.context
         out = {"seeds": self.stack([(lm, k, 0.0) for k in self.seeds], steps=self.steps, **self.model())}
-        out["bias"] = self.stack([(lm, k, c) for c in ctx.biases[1:] for k in few], steps=self.bias_steps,
-                                 stop_below=self.solved, **{**self.model(), "eval_every": self.bias_eval_every})  # fmt: skip
+        out["bias"] = self.stack(
+            [(lm, k, c) for c in ctx.biases[1:] for k in few],
+            steps=self.bias_steps,
+            stop_below=self.solved,
+            **{**self.model(), "eval_every": self.bias_eval_every},
+        )
         for H in self.heads:
             if H != self.n_heads:  # the seeds stack holds the default head count
-                out["heads", H] = self.stack([(lm, k, 0.0) for k in self.seeds[: self.n_width]], steps=self.steps,
-                                             **self.model(H))  # fmt: skip
+                out["heads", H] = self.stack(
+                    [(lm, k, 0.0) for k in self.seeds[: self.n_width]], steps=self.steps, **self.model(H)
+                )
         out["depth"] = self.stack([(lm, k, 0.0) for k in few], steps=self.steps, n_layers=2, **self.model())
         ca_width = ctx.n_heads * ctx.d_head
         for H in self.ca_heads:
             if H != ctx.n_heads:  # the context sweep holds the default head count
                 model = {**ctx.model(), "n_heads": H, "d_head": ca_width // H}
-                out["thin", H] = self.stack([(ctx.task(ctx.sizes[0]), k, 0.0) for k in ctx.seeds], steps=ctx.steps,
-                                            stop_below=ctx.threshold, **model)  # fmt: skip
+                out["thin", H] = self.stack(
+                    [(ctx.task(ctx.sizes[0]), k, 0.0) for k in ctx.seeds],
+                    steps=ctx.steps,
+                    stop_below=ctx.threshold,
+                    **model,
+                )
         many = ctx.task(self.many_S, N=self.many_N)
-        out["many"] = self.stack([(many, self.seeds[0], 0.0), (many, self.seeds[0], self.many_bias)],
-                                 steps=self.many_steps, **ctx.model())  # fmt: skip
+        out["many"] = self.stack(
+            [(many, self.seeds[0], 0.0), (many, self.seeds[0], self.many_bias)], steps=self.many_steps, **ctx.model()
+        )
         return out
 
 
@@ -192,8 +241,9 @@ def emergence_runs(config: EmergenceRunsConfig) -> EmergenceRuns:
     return EmergenceRuns(config=config, runs=runs)
 
 
-def load_emergence_runs(config: EmergenceRunsConfig, *, compute: bool = False,
-                        cache: Cache | None = None) -> EmergenceRuns:  # fmt: skip
+def load_emergence_runs(
+    config: EmergenceRunsConfig, *, compute: bool = False, cache: Cache | None = None
+) -> EmergenceRuns:
     """The committed runs for ``config`` (verified against the code that made them), else computed if ``compute``.
 
     Without a committed result for this config and code, and without ``compute``, a ``RuntimeError`` names the
@@ -201,10 +251,16 @@ def load_emergence_runs(config: EmergenceRunsConfig, *, compute: bool = False,
     """
     if not isinstance(config, EmergenceRunsConfig):
         raise TypeError(f"config must be an EmergenceRunsConfig, got {type(config).__name__}")
-    return load_or_compute(emergence_runs, config, compute=compute, regenerate=REGENERATE,
-                           cost="about 2.5 CPU-minutes", cache=cache)  # fmt: skip
+    return load_or_compute(
+        emergence_runs, config, compute=compute, regenerate=REGENERATE, cost="about 2.5 CPU-minutes", cache=cache
+    )
 
 
 if __name__ == "__main__":
-    publish_main("lib.studies.emergence_runs", "emergence_runs", lambda m: m.EmergenceRunsConfig.fast(), REGENERATE,
-                 "Run chapter 6's transformer runs outside the context sweep and optionally commit them.")  # fmt: skip
+    publish_main(
+        "lib.studies.emergence_runs",
+        "emergence_runs",
+        lambda m: m.EmergenceRunsConfig.fast(),
+        REGENERATE,
+        "Run chapter 6's transformer runs outside the context sweep and optionally commit them.",
+    )

@@ -41,8 +41,15 @@ from ..models.copy_objective import CopyPrior
 from ..train.copy_problem import CopyProblem, build_copy_problem, positive_trace
 from ..train.sgld import SGLDConfig, langevin, split_rhat
 
-__all__ = ["LinearScalingConfig", "LinearScaling", "linear_scaling", "load_linear_scaling", "copy_share",
-           "uniform_coefficient", "REGENERATE"]
+__all__ = [
+    "LinearScalingConfig",
+    "LinearScaling",
+    "linear_scaling",
+    "load_linear_scaling",
+    "copy_share",
+    "uniform_coefficient",
+    "REGENERATE",
+]
 
 REGENERATE = "python -m lib.studies.linear_scaling --publish"
 
@@ -129,7 +136,11 @@ class LinearScalingConfig:
         if len(set(self.cells)) != len(self.cells):
             raise ValueError(f"cells repeat: {self.cells}")
         check_size("n_P", self.n_P, 6)
-        if not isinstance(self.data_seeds, tuple) or not self.data_seeds or len(set(self.data_seeds)) != len(self.data_seeds):
+        if (
+            not isinstance(self.data_seeds, tuple)
+            or not self.data_seeds
+            or len(set(self.data_seeds)) != len(self.data_seeds)
+        ):
             raise ValueError(f"data_seeds must be a non-empty tuple of distinct ints, got {self.data_seeds!r}")
         for s in self.data_seeds:
             check_size("data seed", s, 0)
@@ -167,9 +178,12 @@ class LinearScaling:
 def _cell_problem(config: LinearScalingConfig, V: int, L: int):
     """One batched problem for all draws of a cell: draws stacked along the P axis, ``(n_draw * n_P)`` count sets."""
     P_grid = config.P_grid(V, L)
-    inits = [init_copy_params("linear", L, V, seed=config.chain_seed + k, init_G=config.init_G, init_W=config.init_W,
-                              copy_init=False)
-             for k in range(config.chains)]
+    inits = [
+        init_copy_params(
+            "linear", L, V, seed=config.chain_seed + k, init_G=config.init_G, init_W=config.init_W, copy_init=False
+        )
+        for k in range(config.chains)
+    ]
     parts = [build_copy_problem("linear", V, L, P_grid, s, inits) for s in config.data_seeds]
     counts = torch.cat([pr.counts for pr, _ in parts])  # (n_draw * n_P, L, L, V, V)
     P = torch.cat([pr.P for pr, _ in parts])  # (n_draw * n_P, 1)
@@ -198,8 +212,14 @@ def linear_scaling(config: LinearScalingConfig) -> LinearScaling:
             A = attention("linear", G, beta)  # (n_d * n_P, n_C, L, L)
             return {"c1": uniform_coefficient(A).reshape(-1), "share": copy_share(A).reshape(-1)}  # (E,)
 
-        run = langevin(params, lambda p: problem.objective(p, config.prior), observe, config.sgld,
-                       desc=f"V={V}, L={L}: {problem.n_P * n_C} chains", step_scale=scale)
+        run = langevin(
+            params,
+            lambda p: problem.objective(p, config.prior),
+            observe,
+            config.sgld,
+            desc=f"V={V}, L={L}: {problem.n_P * n_C} chains",
+            step_scale=scale,
+        )
         c1 = run.samples["c1"].reshape(-1, n_d, n_P, n_C)  # (n_samples, n_d, n_P, n_C)
         share = run.samples["share"].reshape(-1, n_d, n_P, n_C)
         out.P[(V, L)] = np.array(P_grid, dtype=float)
@@ -211,19 +231,33 @@ def linear_scaling(config: LinearScalingConfig) -> LinearScaling:
     return out
 
 
-def load_linear_scaling(config: LinearScalingConfig | None = None, *, compute: bool = False, cache: Cache | None = None):
+def load_linear_scaling(
+    config: LinearScalingConfig | None = None, *, compute: bool = False, cache: Cache | None = None
+):
     """The committed study (verified against the code that made it), else computed if ``compute``.
 
     Without a committed result for this config and code, and without ``compute``, a ``RuntimeError`` names the
     command that regenerates it.
     """
-    return load_or_compute(linear_scaling, config or LinearScalingConfig(), compute=compute, regenerate=REGENERATE,
-                           cost="about 25 CPU-minutes", cache=cache)  # fmt: skip
+    return load_or_compute(
+        linear_scaling,
+        config or LinearScalingConfig(),
+        compute=compute,
+        regenerate=REGENERATE,
+        cost="about 25 CPU-minutes",
+        cache=cache,
+    )
 
 
 def main(argv=None) -> None:
-    publish_main("lib.studies.linear_scaling", "linear_scaling", lambda m: m.LinearScalingConfig(), REGENERATE,
-                 "Run chapter 4's linear-scaling study and optionally commit it.", argv)
+    publish_main(
+        "lib.studies.linear_scaling",
+        "linear_scaling",
+        lambda m: m.LinearScalingConfig(),
+        REGENERATE,
+        "Run chapter 4's linear-scaling study and optionally commit it.",
+        argv,
+    )
 
 
 if __name__ == "__main__":

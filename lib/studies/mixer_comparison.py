@@ -37,14 +37,22 @@ from .mixer_tuning import MixerTuningConfig, load_mixer_tuning
 from ..train.prepretrain import Transfer
 from .slim import slim_run
 
-__all__ = ["MixerComparisonConfig", "MixerComparison", "mixer_comparison", "load_mixer_comparison", "PRE_VARIANTS",
-           "PRE_CONTROL", "REGENERATE"]  # fmt: skip
+__all__ = [
+    "MixerComparisonConfig",
+    "MixerComparison",
+    "mixer_comparison",
+    "load_mixer_comparison",
+    "PRE_VARIANTS",
+    "PRE_CONTROL",
+    "REGENERATE",
+]
 
 REGENERATE = "python -m lib.studies.mixer_comparison --publish"
 
 #: Stage-2 starting points of the pre-pretraining: (name, stage-1 corpus, what transfers); scratch first.
-PRE_VARIANTS = (("scratch", None, None),) + tuple((f"{c}, {w}", c, w) for c in ("Dyck", "automaton")
-                                                  for w in ("full", "attention"))  # fmt: skip
+PRE_VARIANTS = (("scratch", None, None),) + tuple(
+    (f"{c}, {w}", c, w) for c in ("Dyck", "automaton") for w in ("full", "attention")
+)
 #: The negative control, trained in the same stack as the variants (its members come last).
 PRE_CONTROL = ("untrained, full", "untrained", "full")
 TASKS = ("linear map", "automaton")
@@ -95,8 +103,15 @@ class MixerComparisonConfig:
     @classmethod
     def paper(cls) -> "MixerComparisonConfig":
         """Chapter 7 at paper scale: the paper-scale tuning, 3 seeds, 10,000 steps; pre-pretraining 3,000 steps."""
-        return cls(tuning=MixerTuningConfig.paper(), seeds=(0, 1, 2), lm_steps=10_000, ca_steps=10_000, pre_steps=3000,
-                   dyck_k=8, pre_s=5)  # fmt: skip
+        return cls(
+            tuning=MixerTuningConfig.paper(),
+            seeds=(0, 1, 2),
+            lm_steps=10_000,
+            ca_steps=10_000,
+            pre_steps=3000,
+            dyck_k=8,
+            pre_s=5,
+        )
 
     def budget(self, task: str) -> int:
         """The step budget of ``task``."""
@@ -105,8 +120,15 @@ class MixerComparisonConfig:
     def stack(self, members, arch: str, task: str, lr: float) -> GPTRunConfig:
         """One evaluation stack of ``arch`` on ``task``'s model and budget, at the stack rate ``lr``."""
         t = self.tuning
-        return GPTRunConfig(members=tuple(members), mixer=arch, steps=self.budget(task), lr=lr, stop_below=t.solved,
-                            eval_seed=t.eval_seed, **t.model(task))  # fmt: skip
+        return GPTRunConfig(
+            members=tuple(members),
+            mixer=arch,
+            steps=self.budget(task),
+            lr=lr,
+            stop_below=t.solved,
+            eval_seed=t.eval_seed,
+            **t.model(task),
+        )
 
     def run_config(self, arch: str, task: str, lr: float) -> GPTRunConfig:
         """The evaluation stack of ``arch`` on ``task`` at rate ``lr`` (linear map: sparsity-major, seed-minor)."""
@@ -134,10 +156,12 @@ class MixerComparisonConfig:
         for task in TASKS:
             model = self.tuning.model(task)
             for corpus, source in (("Dyck", self.dyck()), ("automaton", self.tuning.ca_task(self.source_seed))):
-                out[corpus, task] = GPTRunConfig(members=(Member(source, seed=self.pre_seeds[0]),), steps=self.pre_steps,
-                                                 lr=lr, **model)  # fmt: skip
-            out["untrained", task] = GPTRunConfig(members=(Member(self.dyck(), seed=self.pre_seeds[0]),), steps=1,
-                                                  lr=1e-30, **model)  # fmt: skip
+                out[corpus, task] = GPTRunConfig(
+                    members=(Member(source, seed=self.pre_seeds[0]),), steps=self.pre_steps, lr=lr, **model
+                )
+            out["untrained", task] = GPTRunConfig(
+                members=(Member(self.dyck(), seed=self.pre_seeds[0]),), steps=1, lr=1e-30, **model
+            )
         return out
 
     def stage2_config(self, task: str, lr: float, stage1: dict) -> GPTRunConfig:
@@ -194,13 +218,18 @@ def mixer_comparison(config: MixerComparisonConfig) -> MixerComparison:
         ca[arch] = slim_run(run)
     stage1_cfg = config.stage1_configs(best_lr["automaton", "attention"])
     stage1 = {key: slim_run(train_gpt(cfg, desc=f"stage 1: {key[0]}")) for key, cfg in stage1_cfg.items()}
-    pre = {task: slim_run(train_gpt(config.stage2_config(task, best_lr[task, "attention"], stage1_cfg),
-                                    desc=f"stage 2: {task}")) for task in TASKS}  # fmt: skip
+    pre = {
+        task: slim_run(
+            train_gpt(config.stage2_config(task, best_lr[task, "attention"], stage1_cfg), desc=f"stage 2: {task}")
+        )
+        for task in TASKS
+    }
     return MixerComparison(config=config, best_lr=best_lr, lm=lm, ca=ca, stage1=stage1, pre=pre)
 
 
-def load_mixer_comparison(config: MixerComparisonConfig, *, compute: bool = False,
-                          cache: Cache | None = None) -> MixerComparison:  # fmt: skip
+def load_mixer_comparison(
+    config: MixerComparisonConfig, *, compute: bool = False, cache: Cache | None = None
+) -> MixerComparison:
     """The committed comparison for ``config`` (verified against the code that made it), else computed if ``compute``.
 
     Without a committed result for this config and code, and without ``compute``, a ``RuntimeError`` names the
@@ -208,10 +237,16 @@ def load_mixer_comparison(config: MixerComparisonConfig, *, compute: bool = Fals
     """
     if not isinstance(config, MixerComparisonConfig):
         raise TypeError(f"config must be a MixerComparisonConfig, got {type(config).__name__}")
-    return load_or_compute(mixer_comparison, config, compute=compute, regenerate=REGENERATE,
-                           cost="about 3 CPU-minutes", cache=cache)  # fmt: skip
+    return load_or_compute(
+        mixer_comparison, config, compute=compute, regenerate=REGENERATE, cost="about 3 CPU-minutes", cache=cache
+    )
 
 
 if __name__ == "__main__":
-    publish_main("lib.studies.mixer_comparison", "mixer_comparison", lambda m: m.MixerComparisonConfig.fast(),
-                 REGENERATE, "Run chapter 7's comparison of the seven token mixers and optionally commit it.")  # fmt: skip
+    publish_main(
+        "lib.studies.mixer_comparison",
+        "mixer_comparison",
+        lambda m: m.MixerComparisonConfig.fast(),
+        REGENERATE,
+        "Run chapter 7's comparison of the seven token mixers and optionally commit it.",
+    )

@@ -79,9 +79,19 @@ class MixerStudyConfig:
     def run(self) -> GPTRunConfig:
         """The stack: members ordered (rate, seed) with the tuning seed first for every rate."""
         members = tuple(Member(self.task(), seed=k, lr=lr) for lr in self.lrs for k in (self.tune_seed, *self.seeds))
-        return GPTRunConfig(members=members, mixer=self.arch, n_layers=self.n_layers, n_heads=self.n_heads,
-                            d_head=self.d_head, d_state=self.d_state, steps=self.steps, tokens_per_step=self.tokens,
-                            lr=self.lrs[0], eval_every=self.eval_every, eval_tokens=4096)  # fmt: skip
+        return GPTRunConfig(
+            members=members,
+            mixer=self.arch,
+            n_layers=self.n_layers,
+            n_heads=self.n_heads,
+            d_head=self.d_head,
+            d_state=self.d_state,
+            steps=self.steps,
+            tokens_per_step=self.tokens,
+            lr=self.lrs[0],
+            eval_every=self.eval_every,
+            eval_tokens=4096,
+        )
 
 
 @dataclass
@@ -117,13 +127,20 @@ def mixer_study(config: MixerStudyConfig) -> MixerCurves:
 def load_mixer_study(config: MixerStudyConfig, *, compute: bool = False, cache: Cache | None = None) -> MixerCurves:
     """The committed curves of one architecture (verified against the code), else computed if ``compute``;
     otherwise a ``RuntimeError`` with the command that regenerates them."""
-    return load_or_compute(mixer_study, config, compute=compute, cache=cache,
-                           regenerate=REGENERATE.replace("<architectures>", config.arch),
-                           cost="2-30 CPU-minutes per architecture")  # fmt: skip
+    return load_or_compute(
+        mixer_study,
+        config,
+        compute=compute,
+        cache=cache,
+        regenerate=REGENERATE.replace("<architectures>", config.arch),
+        cost="2-30 CPU-minutes per architecture",
+    )
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Train chapter 7's mixers on the many-rule automaton; optionally commit.")
+    parser = argparse.ArgumentParser(
+        description="Train chapter 7's mixers on the many-rule automaton; optionally commit."
+    )
     parser.add_argument("archs", nargs="*", default=list(ARCHITECTURES), help="architectures (default: all seven)")
     parser.add_argument("--publish", action="store_true", help="copy each result to data/ with its manifest entry")
     args = parser.parse_args(argv)

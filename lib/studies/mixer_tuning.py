@@ -30,7 +30,14 @@ from ..tasks.linear_map import LinearMapTask
 from ._study import load_or_compute, publish_main
 from ..train.gpt_train import GPTRunConfig, Member, run_members
 
-__all__ = ["MixerTuningConfig", "MixerTuning", "mixer_tuning", "load_mixer_tuning", "mean_loss_over_budget", "REGENERATE"]
+__all__ = [
+    "MixerTuningConfig",
+    "MixerTuning",
+    "mixer_tuning",
+    "load_mixer_tuning",
+    "mean_loss_over_budget",
+    "REGENERATE",
+]
 
 REGENERATE = "python -m lib.studies.mixer_tuning --publish"
 
@@ -78,9 +85,26 @@ class MixerTuningConfig:
         if not self.lrs or not all(isinstance(x, float) and x > 0 for x in self.lrs):
             raise ValueError(f"lrs must be a non-empty tuple of positive floats, got {self.lrs!r}")
         if not self.lm_s or any(not 1 <= s <= self.lm_S for s in self.lm_s):
-            raise ValueError(f"lm_s must be a non-empty tuple of sparsities in [1, lm_S={self.lm_S}], got {self.lm_s!r}")
-        for name in ("lm_S", "lm_steps", "ca_C", "ca_N", "ca_S", "ca_T", "ca_steps", "lm_layers", "ca_layers", "n_heads",
-                     "d_head", "d_state", "tokens_per_step", "eval_every", "eval_tokens"):  # fmt: skip
+            raise ValueError(
+                f"lm_s must be a non-empty tuple of sparsities in [1, lm_S={self.lm_S}], got {self.lm_s!r}"
+            )
+        for name in (
+            "lm_S",
+            "lm_steps",
+            "ca_C",
+            "ca_N",
+            "ca_S",
+            "ca_T",
+            "ca_steps",
+            "lm_layers",
+            "ca_layers",
+            "n_heads",
+            "d_head",
+            "d_state",
+            "tokens_per_step",
+            "eval_every",
+            "eval_tokens",
+        ):
             check_size(name, getattr(self, name), 1)
         for name in ("map_seed", "ca_seed", "tune_seed", "eval_seed"):
             check_size(name, getattr(self, name), 0)
@@ -97,9 +121,25 @@ class MixerTuningConfig:
     @classmethod
     def paper(cls) -> "MixerTuningConfig":
         """Chapter 7 at paper scale: S = 16, s in {3, 5, 7}, C = 4 with 256 tables, width 128, 4 automaton layers."""
-        return cls(lrs=(3e-4, 1e-3, 3e-3, 1e-2), lm_S=16, lm_s=(3, 5, 7), lm_steps=3000, ca_C=4, ca_N=256, ca_S=16,
-                   ca_T=16, ca_steps=3000, ca_layers=4, n_heads=8, d_head=16, d_state=16, d_mlp=512,
-                   tokens_per_step=8192, eval_every=100, eval_tokens=16384)  # fmt: skip
+        return cls(
+            lrs=(3e-4, 1e-3, 3e-3, 1e-2),
+            lm_S=16,
+            lm_s=(3, 5, 7),
+            lm_steps=3000,
+            ca_C=4,
+            ca_N=256,
+            ca_S=16,
+            ca_T=16,
+            ca_steps=3000,
+            ca_layers=4,
+            n_heads=8,
+            d_head=16,
+            d_state=16,
+            d_mlp=512,
+            tokens_per_step=8192,
+            eval_every=100,
+            eval_tokens=16384,
+        )
 
     def lm_task(self, s: int) -> LinearMapTask:
         """The linear map at sparsity ``s``: ``lm_S`` bits, map ``map_seed``, distinct rows."""
@@ -107,15 +147,23 @@ class MixerTuningConfig:
 
     def ca_task(self, seed: int | None = None) -> AutomatonTask:
         """The automaton: ``ca_C`` colours, ``ca_N`` tables drawn from ``seed`` (``None``: ``ca_seed``)."""
-        return AutomatonTask(C=self.ca_C, S=self.ca_S, T=self.ca_T, N=self.ca_N, seed=self.ca_seed if seed is None else seed)
+        return AutomatonTask(
+            C=self.ca_C, S=self.ca_S, T=self.ca_T, N=self.ca_N, seed=self.ca_seed if seed is None else seed
+        )
 
     def model(self, task: str) -> dict:
         """The model and evaluation settings of ``task`` ("linear map" or "automaton"), as ``GPTRunConfig`` keywords."""
         if task not in ("linear map", "automaton"):
             raise ValueError(f"task must be 'linear map' or 'automaton', got {task!r}")
-        model = dict(n_layers=self.lm_layers if task == "linear map" else self.ca_layers, n_heads=self.n_heads,
-                     d_head=self.d_head, d_state=self.d_state, tokens_per_step=self.tokens_per_step,
-                     eval_every=self.eval_every, eval_tokens=self.eval_tokens)  # fmt: skip
+        model = dict(
+            n_layers=self.lm_layers if task == "linear map" else self.ca_layers,
+            n_heads=self.n_heads,
+            d_head=self.d_head,
+            d_state=self.d_state,
+            tokens_per_step=self.tokens_per_step,
+            eval_every=self.eval_every,
+            eval_tokens=self.eval_tokens,
+        )
         if self.d_mlp is not None:
             model["d_mlp"] = self.d_mlp
         return model
@@ -128,9 +176,15 @@ class MixerTuningConfig:
             steps = self.lm_steps
         else:
             members, steps = [(self.ca_task(), lr) for lr in self.lrs], self.ca_steps
-        return GPTRunConfig(members=tuple(Member(t, seed=self.tune_seed, lr=lr) for t, lr in members), mixer=arch,
-                            steps=steps, lr=self.lrs[min(1, len(self.lrs) - 1)], stop_below=self.solved,
-                            eval_seed=self.eval_seed, **model)  # fmt: skip
+        return GPTRunConfig(
+            members=tuple(Member(t, seed=self.tune_seed, lr=lr) for t, lr in members),
+            mixer=arch,
+            steps=steps,
+            lr=self.lrs[min(1, len(self.lrs) - 1)],
+            stop_below=self.solved,
+            eval_seed=self.eval_seed,
+            **model,
+        )
 
 
 @dataclass(frozen=True)
@@ -178,10 +232,16 @@ def load_mixer_tuning(config: MixerTuningConfig, *, compute: bool = False, cache
     """
     if not isinstance(config, MixerTuningConfig):
         raise TypeError(f"config must be a MixerTuningConfig, got {type(config).__name__}")
-    return load_or_compute(mixer_tuning, config, compute=compute, regenerate=REGENERATE, cost="about 2 CPU-minutes",
-                           cache=cache)  # fmt: skip
+    return load_or_compute(
+        mixer_tuning, config, compute=compute, regenerate=REGENERATE, cost="about 2 CPU-minutes", cache=cache
+    )
 
 
 if __name__ == "__main__":
-    publish_main("lib.studies.mixer_tuning", "mixer_tuning", lambda m: m.MixerTuningConfig.fast(), REGENERATE,
-                 "Run chapter 7's learning-rate tuning and optionally commit it.")  # fmt: skip
+    publish_main(
+        "lib.studies.mixer_tuning",
+        "mixer_tuning",
+        lambda m: m.MixerTuningConfig.fast(),
+        REGENERATE,
+        "Run chapter 7's learning-rate tuning and optionally commit it.",
+    )

@@ -48,8 +48,14 @@ from ..measures.curves import first_below
 from ..core.validate import check_positive, check_size
 from ._study import load_or_compute
 
-__all__ = ["ARMS", "PlateauCalibrationConfig", "PlateauCalibration", "plateau_calibration",
-           "load_plateau_calibration", "REGENERATE"]  # fmt: skip
+__all__ = [
+    "ARMS",
+    "PlateauCalibrationConfig",
+    "PlateauCalibration",
+    "plateau_calibration",
+    "load_plateau_calibration",
+    "REGENERATE",
+]
 
 REGENERATE = "python -m lib.studies.plateau_calibration --publish"
 
@@ -101,8 +107,19 @@ class PlateauCalibrationConfig:
     @classmethod
     def fast(cls) -> "PlateauCalibrationConfig":
         """A small model (``d_model`` 32) on a small map (S = 6, s = 2): the code path, not the paper's numbers."""
-        return cls(seeds=(0, 1), S=6, s=2, n_heads=4, d_head=8, d_mlp=None, tokens_per_step=512, steps=400,
-                   lr=3e-3, eval_every=25, eval_tokens=1024)  # fmt: skip
+        return cls(
+            seeds=(0, 1),
+            S=6,
+            s=2,
+            n_heads=4,
+            d_head=8,
+            d_mlp=None,
+            tokens_per_step=512,
+            steps=400,
+            lr=3e-3,
+            eval_every=25,
+            eval_tokens=1024,
+        )
 
     @classmethod
     def cpu(cls, seeds: tuple[int, ...] = (0, 1, 2, 3)) -> "PlateauCalibrationConfig":
@@ -127,10 +144,19 @@ class PlateauCalibrationConfig:
         """The stack of one arm: one member per seed on the same map."""
         change = dict(ARMS[arm])
         task = LinearMapTask(self.S, self.s, seed=self.map_seed, distinct=change.pop("distinct", True))
-        return GPTRunConfig(members=tuple(Member(task, seed=k) for k in self.seeds), n_heads=self.n_heads,
-                            d_head=self.d_head, d_mlp=self.d_mlp, tokens_per_step=self.tokens_per_step,
-                            steps=self.steps, lr=self.lr, eval_every=self.eval_every, eval_tokens=self.eval_tokens,
-                            stop_below=self.exit_below, **change)  # fmt: skip
+        return GPTRunConfig(
+            members=tuple(Member(task, seed=k) for k in self.seeds),
+            n_heads=self.n_heads,
+            d_head=self.d_head,
+            d_mlp=self.d_mlp,
+            tokens_per_step=self.tokens_per_step,
+            steps=self.steps,
+            lr=self.lr,
+            eval_every=self.eval_every,
+            eval_tokens=self.eval_tokens,
+            stop_below=self.exit_below,
+            **change,
+        )
 
 
 @dataclass
@@ -157,8 +183,9 @@ class PlateauCalibration:
         rows = [f"{'arm':<16} {'exits per seed':<32} exited  median"]
         for arm in self.config.arms:
             ex = " ".join("never" if not np.isfinite(e) else f"{e:.0f}" for e in self.exits[arm])
-            rows.append(f"{arm:<16} {ex:<32} {self.exited(arm)}/{len(self.config.seeds)}     "
-                        f"{self.median_exit(arm):.0f}")  # fmt: skip
+            rows.append(
+                f"{arm:<16} {ex:<32} {self.exited(arm)}/{len(self.config.seeds)}     {self.median_exit(arm):.0f}"
+            )
         return "\n".join(rows)
 
 
@@ -168,24 +195,33 @@ def plateau_calibration(config: PlateauCalibrationConfig, *, max_workers: int | 
     :func:`lib.studies._sweep.run_sweep`, so an interrupted study resumes) and read each seed's plateau exit."""
     if not isinstance(config, PlateauCalibrationConfig):
         raise ValueError(f"config must be a PlateauCalibrationConfig, got {type(config).__name__}")
-    sweep = run_sweep(train_gpt, [config.run(a) for a in config.arms], max_workers=max_workers,
-                      desc="plateau calibration")  # fmt: skip
+    sweep = run_sweep(
+        train_gpt, [config.run(a) for a in config.arms], max_workers=max_workers, desc="plateau calibration"
+    )
     runs = dict(zip(config.arms, sweep.results))
     return PlateauCalibration(
         config=config,
         steps={a: r.steps for a, r in runs.items()},
         pred_loss={a: r.pred_loss for a, r in runs.items()},
-        exits={a: np.asarray(first_below(r.steps, r.pred_loss, config.exit_below), dtype=float)
-               for a, r in runs.items()},  # fmt: skip
+        exits={
+            a: np.asarray(first_below(r.steps, r.pred_loss, config.exit_below), dtype=float) for a, r in runs.items()
+        },
     )
 
 
-def load_plateau_calibration(config: PlateauCalibrationConfig, *, compute: bool = False,
-                             cache: Cache | None = None) -> PlateauCalibration:  # fmt: skip
+def load_plateau_calibration(
+    config: PlateauCalibrationConfig, *, compute: bool = False, cache: Cache | None = None
+) -> PlateauCalibration:
     """The committed calibration for ``config`` (verified against the code), else computed if ``compute``."""
     cost = "about 1.5 CPU-hours at the CPU scale, up to 15 at paper scale"
-    return load_or_compute(plateau_calibration, config, compute=compute, regenerate=f"{REGENERATE} --scale cpu|paper",
-                           cost=cost, cache=cache)  # fmt: skip
+    return load_or_compute(
+        plateau_calibration,
+        config,
+        compute=compute,
+        regenerate=f"{REGENERATE} --scale cpu|paper",
+        cost=cost,
+        cache=cache,
+    )
 
 
 def _main(argv=None) -> None:
@@ -198,8 +234,12 @@ def _main(argv=None) -> None:
     from ..core.cache import publish
 
     parser = argparse.ArgumentParser(description="Measure the linear map's plateau exit per open choice.")
-    parser.add_argument("--scale", choices=("cpu", "paper"), default="paper",
-                        help="paper: paper B's configuration (hours of CPU); cpu: the independent CPU-scale runs'")
+    parser.add_argument(
+        "--scale",
+        choices=("cpu", "paper"),
+        default="paper",
+        help="paper: paper B's configuration (hours of CPU); cpu: the independent CPU-scale runs'",
+    )
     parser.add_argument("--publish", action="store_true", help="copy the result to data/ with its manifest entry")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)

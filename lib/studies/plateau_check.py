@@ -36,8 +36,14 @@ def paper_check_config() -> PlateauCalibrationConfig:
 
 def load_paper_check(*, compute: bool = False, cache: Cache | None = None) -> PlateauCalibration:
     """The committed check (verified against the code that made it), else computed if ``compute``."""
-    return load_or_compute(plateau_calibration, paper_check_config(), compute=compute, regenerate=REGENERATE,
-                           cost="about 3 CPU-hours (two arms of four seeds at paper scale)", cache=cache)  # fmt: skip
+    return load_or_compute(
+        plateau_calibration,
+        paper_check_config(),
+        compute=compute,
+        regenerate=REGENERATE,
+        cost="about 3 CPU-hours (two arms of four seeds at paper scale)",
+        cache=cache,
+    )
 
 
 def _main(argv=None) -> None:

@@ -51,7 +51,10 @@ TABLE = {
         "lib.studies.sparsity_study.sparsity_study": "sparsity_study",
         "lib.studies.width_study.width_study": "width_study",
     },
-    "units": {"lib.paper_units:fast_curves": "fast_curves", "lib.paper_units_reference:reference_curves": "reference_curves"},
+    "units": {
+        "lib.paper_units:fast_curves": "fast_curves",
+        "lib.paper_units_reference:reference_curves": "reference_curves",
+    },
 }
 
 
@@ -246,8 +249,12 @@ def _rekey_record(path: Path, data_dir: Path, manifest: dict, log: list[str], ro
         for u in study.units:
             legacy = {name: func for func, name in TABLE["units"].items()}[u.name]  # where format 1 had it
             fp = fps.setdefault(legacy, code_fingerprint(legacy.split(":")[0], root))
-            old = {"__type__": "lib.study_unit.StudyUnit", "code": fp, "config": _legacy_canonical(u.config),
-                   "func": legacy}  # fmt: skip
+            old = {
+                "__type__": "lib.study_unit.StudyUnit",
+                "code": fp,
+                "config": _legacy_canonical(u.config),
+                "func": legacy,
+            }
             mapping[hashlib.sha256(_dumps(old).encode()).hexdigest()[:24]] = unit_key(u)
         missing = set(record["units"]) - set(mapping)
         if missing:
@@ -273,12 +280,14 @@ def _rekey_suites(data_dir: Path, manifest: dict, log: list[str]) -> None:
         if not match:
             if any(config_key(c) == old for c in SCALES.values()):
                 continue  # already re-keyed
-            log.append(f"{path.relative_to(data_dir).as_posix()}: config key {old} is no current suite's (built by "
-                       "older code); left as it is")  # fmt: skip
+            log.append(
+                f"{path.relative_to(data_dir).as_posix()}: config key {old} is no current suite's (built by "
+                "older code); left as it is"
+            )
             continue
         meta["config_key"] = config_key(match[0])
         raw = path.read_text(encoding="utf-8")
-        indent = 1 if raw.startswith("{\n \"") else 2
+        indent = 1 if raw.startswith('{\n "') else 2
         blob = (json.dumps(index, indent=indent) + "\n").encode()
         _atomic_write(path, blob)
         rel = path.relative_to(data_dir).as_posix()

@@ -30,8 +30,15 @@ from ..train.ensemble import AdamConfig
 from ..measures.grids import geometric_grid
 from ..train.scan import TransitionScan, scan_transition
 
-__all__ = ["SUMMARY_FIELDS", "ScanReplicasConfig", "ScanReplicas", "scan_summary", "scan_replicas",
-           "load_scan_replicas", "REGENERATE"]  # fmt: skip
+__all__ = [
+    "SUMMARY_FIELDS",
+    "ScanReplicasConfig",
+    "ScanReplicas",
+    "scan_summary",
+    "scan_replicas",
+    "load_scan_replicas",
+    "REGENERATE",
+]
 
 REGENERATE = "python -m lib.studies.scan_replicas --publish"
 
@@ -49,8 +56,13 @@ def scan_summary(scan: TransitionScan) -> dict:
     """
     if not isinstance(scan, TransitionScan):
         raise TypeError(f"scan must be a TransitionScan, got {type(scan).__name__}")
-    return dict(jump=float(scan.jump_fraction()), loss_jump=float(scan.jump_fraction("test_loss")),
-                P_star=float(scan.P_star), coexist=int((scan.minima() >= 2).sum()), n_fine=int(len(scan.fine.P)))  # fmt: skip
+    return dict(
+        jump=float(scan.jump_fraction()),
+        loss_jump=float(scan.jump_fraction("test_loss")),
+        P_star=float(scan.P_star),
+        coexist=int((scan.minima() >= 2).sum()),
+        n_fine=int(len(scan.fine.P)),
+    )
 
 
 @dataclass(frozen=True)
@@ -92,10 +104,16 @@ class ScanReplicasConfig:
         adam = AdamConfig(lr=0.05, steps=3000 if fast else 6000, lr_final=1e-4)
         seeds = (0, 1, 2) if fast else (0, 1, 2, 3, 4)
         scans = (
-            CopyMapConfig("softmax", V=8, L=32, P_grid=geometric_grid(100, 1000, 12 if fast else 24), init_seeds=seeds, adam=adam),
-            CopyMapConfig("linear", V=8, L=16, P_grid=geometric_grid(5, 5000, 16 if fast else 32), init_seeds=seeds, adam=adam),
-            CopyMapConfig("softmax", V=8, L=16, P_grid=geometric_grid(30, 1000, 12 if fast else 24), init_seeds=seeds, adam=adam),
-        )  # fmt: skip
+            CopyMapConfig(
+                "softmax", V=8, L=32, P_grid=geometric_grid(100, 1000, 12 if fast else 24), init_seeds=seeds, adam=adam
+            ),
+            CopyMapConfig(
+                "linear", V=8, L=16, P_grid=geometric_grid(5, 5000, 16 if fast else 32), init_seeds=seeds, adam=adam
+            ),
+            CopyMapConfig(
+                "softmax", V=8, L=16, P_grid=geometric_grid(30, 1000, 12 if fast else 24), init_seeds=seeds, adam=adam
+            ),
+        )
         return cls(scans=scans, n_fine=21 if fast else 41)
 
 
@@ -134,14 +152,22 @@ def scan_replicas(config: ScanReplicasConfig) -> ScanReplicas:
     return ScanReplicas(config=config, summaries=tuple(summaries))
 
 
-def load_scan_replicas(config: ScanReplicasConfig, *, compute: bool = False, cache: Cache | None = None) -> ScanReplicas:
+def load_scan_replicas(
+    config: ScanReplicasConfig, *, compute: bool = False, cache: Cache | None = None
+) -> ScanReplicas:
     """The committed replicas for ``config`` (verified against the code that made them), else computed if ``compute``."""
     if not isinstance(config, ScanReplicasConfig):
         raise TypeError(f"config must be a ScanReplicasConfig, got {type(config).__name__}")
-    return load_or_compute(scan_replicas, config, compute=compute, regenerate=REGENERATE, cost="about 6 CPU-minutes",
-                           cache=cache)  # fmt: skip
+    return load_or_compute(
+        scan_replicas, config, compute=compute, regenerate=REGENERATE, cost="about 6 CPU-minutes", cache=cache
+    )
 
 
 if __name__ == "__main__":
-    publish_main("lib.studies.scan_replicas", "scan_replicas", lambda m: m.ScanReplicasConfig.fast(), REGENERATE,
-                 "Repeat chapter 1's transition scans on four more data sets and optionally commit them.")  # fmt: skip
+    publish_main(
+        "lib.studies.scan_replicas",
+        "scan_replicas",
+        lambda m: m.ScanReplicasConfig.fast(),
+        REGENERATE,
+        "Repeat chapter 1's transition scans on four more data sets and optionally commit them.",
+    )

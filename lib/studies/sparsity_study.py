@@ -73,30 +73,53 @@ class SparsityStudyConfig:
         for S, s_values in self.grid:
             needed = {1, S // 2, S - 1}
             if not needed <= set(s_values) or not all(1 <= s <= S for s in s_values):
-                raise ValueError(f"S={S}: s values must lie in 1..S and include 1, S/2 and S-1 (the gap), got {s_values}")
+                raise ValueError(
+                    f"S={S}: s values must lie in 1..S and include 1, S/2 and S-1 (the gap), got {s_values}"
+                )
         if len(self.seeds) < 2 or len(set(self.seeds)) != len(self.seeds):
-            raise ValueError(f"seeds must hold at least two distinct seeds (an interval needs them), got {self.seeds!r}")
+            raise ValueError(
+                f"seeds must hold at least two distinct seeds (an interval needs them), got {self.seeds!r}"
+            )
 
     @classmethod
     def fast(cls, seed_offset: int = 0) -> "SparsityStudyConfig":
         """The FAST build: S = 16 and 32 at ``d_model`` 32, three seeds (the paper's number), 600 steps."""
-        return cls(grid=((16, (1, 2, 8, 15, 16)), (32, (1, 2, 16, 31, 32))),
-                   seeds=tuple(seed_offset + k for k in range(3)))  # fmt: skip
+        return cls(
+            grid=((16, (1, 2, 8, 15, 16)), (32, (1, 2, 16, 31, 32))), seeds=tuple(seed_offset + k for k in range(3))
+        )
 
     @classmethod
     def paper(cls, seed_offset: int = 0) -> "SparsityStudyConfig":
         """Paper B's sweep: S = 8, 16, 32, every s, three seeds, 10,000 steps, ``d_model`` 128, MLP 512."""
-        return cls(grid=tuple((S, tuple(range(1, S + 1))) for S in (8, 16, 32)),
-                   seeds=tuple(seed_offset + k for k in range(3)), steps=10_000, d_head=16, d_mlp=512,
-                   tokens_per_step=8192, lr=1e-3, eval_every=100, eval_tokens=16384, init=LINEAR_MAP_INIT)  # fmt: skip
+        return cls(
+            grid=tuple((S, tuple(range(1, S + 1))) for S in (8, 16, 32)),
+            seeds=tuple(seed_offset + k for k in range(3)),
+            steps=10_000,
+            d_head=16,
+            d_mlp=512,
+            tokens_per_step=8192,
+            lr=1e-3,
+            eval_every=100,
+            eval_tokens=16384,
+            init=LINEAR_MAP_INIT,
+        )
 
     def run(self, S: int) -> GPTRunConfig:
         """The stack of state size ``S``: members ordered (s, seed)."""
         s_values = dict(self.grid)[S]
         members = tuple(Member(_task(S, s, self.map_seed), seed=k) for s in s_values for k in self.seeds)
-        return GPTRunConfig(members=members, n_heads=self.n_heads, d_head=self.d_head, d_mlp=self.d_mlp,
-                            tokens_per_step=self.tokens_per_step, steps=self.steps, lr=self.lr,
-                            eval_every=self.eval_every, eval_tokens=self.eval_tokens, init=self.init)  # fmt: skip
+        return GPTRunConfig(
+            members=members,
+            n_heads=self.n_heads,
+            d_head=self.d_head,
+            d_mlp=self.d_mlp,
+            tokens_per_step=self.tokens_per_step,
+            steps=self.steps,
+            lr=self.lr,
+            eval_every=self.eval_every,
+            eval_tokens=self.eval_tokens,
+            init=self.init,
+        )
 
 
 @dataclass
@@ -143,5 +166,10 @@ def sparsity_study(config: SparsityStudyConfig, *, device=None) -> SparsityStudy
 
 
 if __name__ == "__main__":
-    publish_main("lib.studies.sparsity_study", "sparsity_study", lambda m: m.SparsityStudyConfig.fast(), REGENERATE,
-                 "Run chapter 6's FAST sparsity sweep and optionally commit it.")  # fmt: skip
+    publish_main(
+        "lib.studies.sparsity_study",
+        "sparsity_study",
+        lambda m: m.SparsityStudyConfig.fast(),
+        REGENERATE,
+        "Run chapter 6's FAST sparsity sweep and optionally commit it.",
+    )

@@ -92,8 +92,22 @@ class WidthStudyConfig:
     eval_every: int = 25
 
     def __post_init__(self) -> None:
-        for name in ("S", "s", "lm_steps", "lm_tokens", "lm_eval_tokens", "ca_S", "ca_T", "ca_N", "ca_width",
-                     "ca_layers", "ca_steps", "ca_tokens", "ca_eval_tokens", "eval_every"):  # fmt: skip
+        for name in (
+            "S",
+            "s",
+            "lm_steps",
+            "lm_tokens",
+            "lm_eval_tokens",
+            "ca_S",
+            "ca_T",
+            "ca_N",
+            "ca_width",
+            "ca_layers",
+            "ca_steps",
+            "ca_tokens",
+            "ca_eval_tokens",
+            "eval_every",
+        ):
             check_size(name, getattr(self, name), 1)
         check_size("ca_C", self.ca_C, 2)
         for name in ("heads", "d_heads", "ca_heads", "ca_depths"):
@@ -116,10 +130,29 @@ class WidthStudyConfig:
     def paper(cls) -> "WidthStudyConfig":
         """Paper B's heads x head-size grid on its linear map (S=16, s=3, 10,000 steps of 8,192 tokens, lr 1e-3) and
         its many-rule automaton (C=4, N=256, T=16, width 128, 4 layers); S=8 keeps the automaton affordable (ours)."""
-        return cls(S=16, s=3, heads=(1, 2, 4, 8, 16, 32), d_heads=(4, 8, 16), seeds=(0, 1, 2), lm_steps=10_000,
-                   lm_tokens=8192, ca_C=4, ca_N=256, ca_S=8, ca_T=16, ca_width=128, ca_heads=(4, 16, 128),
-                   ca_layers=4, ca_depths=(1, 2, 4), ca_steps=10_000, ca_tokens=16384, ca_seeds=(0, 1, 2), lr=1e-3,
-                   eval_every=100, lm_init=LINEAR_MAP_INIT)  # fmt: skip
+        return cls(
+            S=16,
+            s=3,
+            heads=(1, 2, 4, 8, 16, 32),
+            d_heads=(4, 8, 16),
+            seeds=(0, 1, 2),
+            lm_steps=10_000,
+            lm_tokens=8192,
+            ca_C=4,
+            ca_N=256,
+            ca_S=8,
+            ca_T=16,
+            ca_width=128,
+            ca_heads=(4, 16, 128),
+            ca_layers=4,
+            ca_depths=(1, 2, 4),
+            ca_steps=10_000,
+            ca_tokens=16384,
+            ca_seeds=(0, 1, 2),
+            lr=1e-3,
+            eval_every=100,
+            lm_init=LINEAR_MAP_INIT,
+        )
 
     def lm_task(self) -> LinearMapTask:
         return LinearMapTask(self.S, self.s, seed=self.map_seed, distinct=True)
@@ -134,21 +167,29 @@ class WidthStudyConfig:
         lm = tuple(Member(self.lm_task(), seed=k) for k in self.seeds)
         for dh in self.d_heads:
             for H in self.heads:
-                out["grid", H, dh] = GPTRunConfig(members=lm, n_heads=H, d_head=dh, steps=self.lm_steps,
-                                                  tokens_per_step=self.lm_tokens, eval_tokens=self.lm_eval_tokens,
-                                                  init=self.lm_init, **common)  # fmt: skip
+                out["grid", H, dh] = GPTRunConfig(
+                    members=lm,
+                    n_heads=H,
+                    d_head=dh,
+                    steps=self.lm_steps,
+                    tokens_per_step=self.lm_tokens,
+                    eval_tokens=self.lm_eval_tokens,
+                    init=self.lm_init,
+                    **common,
+                )
         ca = tuple(Member(self.ca_task(), seed=k) for k in self.ca_seeds)
-        ca_common = dict(steps=self.ca_steps, tokens_per_step=self.ca_tokens, eval_tokens=self.ca_eval_tokens,
-                         **common)  # fmt: skip
+        ca_common = dict(steps=self.ca_steps, tokens_per_step=self.ca_tokens, eval_tokens=self.ca_eval_tokens, **common)
         for H in self.ca_heads:
-            out["thin", H, self.ca_layers] = GPTRunConfig(members=ca, n_heads=H, d_head=self.ca_width // H,
-                                                          n_layers=self.ca_layers, **ca_common)  # fmt: skip
+            out["thin", H, self.ca_layers] = GPTRunConfig(
+                members=ca, n_heads=H, d_head=self.ca_width // H, n_layers=self.ca_layers, **ca_common
+            )
         H0 = self.ca_heads[0]
         for depth in self.ca_depths:
             if depth == self.ca_layers:  # the same run as the thin-heads point at H0
                 continue
-            out["depth", H0, depth] = GPTRunConfig(members=ca, n_heads=H0, d_head=self.ca_width // H0,
-                                                   n_layers=depth, **ca_common)  # fmt: skip
+            out["depth", H0, depth] = GPTRunConfig(
+                members=ca, n_heads=H0, d_head=self.ca_width // H0, n_layers=depth, **ca_common
+            )
         return out
 
 
@@ -199,13 +240,25 @@ def load_width_study(config: WidthStudyConfig | None = None, *, compute: bool = 
     Without a committed result for this config and code, and without ``compute``, a ``RuntimeError`` names the
     command that regenerates it.
     """
-    return load_or_compute(width_study, config or WidthStudyConfig(), compute=compute, regenerate=REGENERATE,
-                           cost="about 19 CPU-minutes", cache=cache)  # fmt: skip
+    return load_or_compute(
+        width_study,
+        config or WidthStudyConfig(),
+        compute=compute,
+        regenerate=REGENERATE,
+        cost="about 19 CPU-minutes",
+        cache=cache,
+    )
 
 
 def main(argv=None) -> None:
-    publish_main("lib.studies.width_study", "width_study", lambda m: m.WidthStudyConfig(), REGENERATE,
-                 "Run chapter 6's width and depth study and optionally commit it.", argv)
+    publish_main(
+        "lib.studies.width_study",
+        "width_study",
+        lambda m: m.WidthStudyConfig(),
+        REGENERATE,
+        "Run chapter 6's width and depth study and optionally commit it.",
+        argv,
+    )
 
 
 if __name__ == "__main__":

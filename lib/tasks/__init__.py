@@ -41,8 +41,18 @@ from .automaton import (
 )
 
 __all__ += [
-    "LinearMapTask", "linear_map_batch", "linear_map_mask", "linear_map_step", "output_queries", "sample_map",
-    "AutomatonTask", "automaton_batch", "automaton_mask", "automaton_step", "predictable_queries", "sample_rules",
+    "LinearMapTask",
+    "linear_map_batch",
+    "linear_map_mask",
+    "linear_map_step",
+    "output_queries",
+    "sample_map",
+    "AutomatonTask",
+    "automaton_batch",
+    "automaton_mask",
+    "automaton_step",
+    "predictable_queries",
+    "sample_rules",
 ]
 from .dyck import DyckTask, dyck_batch, dyck_optimal_loss, dyck_top, is_balanced
 

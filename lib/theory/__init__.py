@@ -64,23 +64,68 @@ from .transitions import (
 from .marginal_mc import WMarginalMC, w_marginal_mc
 from .self_averaging import SelfAveragingGap, self_averaging_gap
 from .coverage import FullActionMinima, coverage, minimise_full_action, plane_projection
-from .pushforward import PushforwardCheck, logistic_normal_logpdf, pushforward_check, sample_softmax_rows, ternary_bin_index, ternary_bin_mass, ternary_bins
+from .pushforward import (
+    PushforwardCheck,
+    logistic_normal_logpdf,
+    pushforward_check,
+    sample_softmax_rows,
+    ternary_bin_index,
+    ternary_bin_mass,
+    ternary_bins,
+)
 
 __all__ = [
     # public entry points
-    "critical_sample_size", "crossover_sample_size",
+    "critical_sample_size",
+    "crossover_sample_size",
     # exact finite-P posterior
-    "neg_log_posterior", "posterior_terms", "PosteriorTerms", "readout_posterior",
+    "neg_log_posterior",
+    "posterior_terms",
+    "PosteriorTerms",
+    "readout_posterior",
     # large-P and reduced actions
-    "MODELS", "METHODS", "ORDER_PARAMETERS", "epsilon", "large_p_action", "reduced_action", "softmax_action",
-    "linear_action", "softmax_scores", "order_parameter_attention",
+    "MODELS",
+    "METHODS",
+    "ORDER_PARAMETERS",
+    "epsilon",
+    "large_p_action",
+    "reduced_action",
+    "softmax_action",
+    "linear_action",
+    "softmax_scores",
+    "order_parameter_attention",
     # solvers and observables
-    "minima", "Minima", "GridSpec", "local_response", "order_parameters_vs_P", "OrderParameters", "susceptibility",
-    "order_parameter_loss", "LossTerms", "exact_test_loss",
+    "minima",
+    "Minima",
+    "GridSpec",
+    "local_response",
+    "order_parameters_vs_P",
+    "OrderParameters",
+    "susceptibility",
+    "order_parameter_loss",
+    "LossTerms",
+    "exact_test_loss",
     # transitions
-    "onset_sample_size", "first_order_transition", "SoftmaxTransition", "fit_power_law", "compare_scaling_laws", "SCALING_LAWS",
+    "onset_sample_size",
+    "first_order_transition",
+    "SoftmaxTransition",
+    "fit_power_law",
+    "compare_scaling_laws",
+    "SCALING_LAWS",
     # numerical checks of the derivation (chapter 2)
-    "w_marginal_mc", "WMarginalMC", "self_averaging_gap", "SelfAveragingGap", "coverage", "plane_projection",
-    "minimise_full_action", "FullActionMinima", "logistic_normal_logpdf", "sample_softmax_rows", "ternary_bins",
-    "ternary_bin_index", "ternary_bin_mass", "pushforward_check", "PushforwardCheck",
+    "w_marginal_mc",
+    "WMarginalMC",
+    "self_averaging_gap",
+    "SelfAveragingGap",
+    "coverage",
+    "plane_projection",
+    "minimise_full_action",
+    "FullActionMinima",
+    "logistic_normal_logpdf",
+    "sample_softmax_rows",
+    "ternary_bins",
+    "ternary_bin_index",
+    "ternary_bin_mass",
+    "pushforward_check",
+    "PushforwardCheck",
 ]

@@ -70,7 +70,9 @@ def check_P(P: object, name: str = "P") -> torch.Tensor:
     if isinstance(P, numbers.Real):
         arr = torch.tensor(float(P), dtype=F64)
     elif isinstance(P, (np.ndarray, torch.Tensor, list, tuple)):
-        arr = torch.as_tensor(np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=float), dtype=F64)
+        arr = torch.as_tensor(
+            np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=float), dtype=F64
+        )
     else:
         raise TypeError(f"{name} must be a number or an array of numbers, got {type(P).__name__}")
     if arr.numel() == 0:
@@ -112,7 +114,11 @@ def _square(name: str, M: object, *, batch: bool = True) -> torch.Tensor:
 def _check_counts(counts: object, L: int, lead: int) -> torch.Tensor:
     if not isinstance(counts, torch.Tensor):
         raise TypeError(f"counts must be a torch.Tensor, got {type(counts).__name__}")
-    if counts.dim() != 4 + lead or tuple(counts.shape[lead:lead + 2]) != (L, L) or counts.shape[-1] != counts.shape[-2]:
+    if (
+        counts.dim() != 4 + lead
+        or tuple(counts.shape[lead : lead + 2]) != (L, L)
+        or counts.shape[-1] != counts.shape[-2]
+    ):
         want = "(n_P, L, L, V, V)" if lead else "(L, L, V, V)"
         raise ValueError(f"counts must have shape {want} with L = {L}, got {tuple(counts.shape)}")
     if counts.shape[-1] < 2 or bool((counts < 0).any()):
@@ -126,5 +132,3 @@ def _beta_arg(model: str, beta) -> torch.Tensor | None:
     if model != "linear_v2":
         raise ValueError(f"beta is only used by model='linear_v2', got model={model!r}")
     return as_f64(beta)
-
-

@@ -112,7 +112,9 @@ def sector_action(Q, R, Q1, R1, P, V, L, *, prior: CopyPrior = _DEFAULT, method:
     return data + V * (V - 1) / 2 * torch.log1p(Q / eps) + V / 2 * torch.log1p(Q1 / eps)
 
 
-def large_p_action(model: str, G, P, V, *, beta=None, prior: CopyPrior = _DEFAULT, method: str = "bayes") -> torch.Tensor:
+def large_p_action(
+    model: str, G, P, V, *, beta=None, prior: CopyPrior = _DEFAULT, method: str = "bayes"
+) -> torch.Tensor:
     r"""Self-averaged action of a full score matrix ``G`` ``(..., L, L)`` (+ ``beta`` ``(...)`` for ``linear_v2``).
 
     Equals :func:`lib.theory.posterior.neg_log_posterior` with the counts replaced by ``P`` times their expectation
@@ -122,7 +124,9 @@ def large_p_action(model: str, G, P, V, *, beta=None, prior: CopyPrior = _DEFAUL
     check_prior(prior)
     G = as_f64(G)
     Q, R, Q1, R1 = overlaps(attention_of(model, G, beta))
-    return prior_term(model, G, beta, prior) + sector_action(Q, R, Q1, R1, P, V, G.shape[-1], prior=prior, method=method)
+    return prior_term(model, G, beta, prior) + sector_action(
+        Q, R, Q1, R1, P, V, G.shape[-1], prior=prior, method=method
+    )
 
 
 def _softmax_p(d, L):
@@ -188,8 +192,9 @@ def softmax_action(d, P, V, L, *, prior: CopyPrior = _DEFAULT, method: str = "ba
     return reduced_action("softmax", as_f64(d)[..., None], P, V, L, prior=prior, method=method)
 
 
-def linear_action(c1, cG, P, V, L, *, model: str = "linear_v2", b=None, prior: CopyPrior = _DEFAULT,
-                  method: str = "bayes") -> torch.Tensor:
+def linear_action(
+    c1, cG, P, V, L, *, model: str = "linear_v2", b=None, prior: CopyPrior = _DEFAULT, method: str = "bayes"
+) -> torch.Tensor:
     r"""Reduced linear action :math:`\mathcal S(\hat c_1, \hat c_G[, b])` (``c1`` uniform, ``cG`` copy; broadcast).
 
     ``model`` is ``"linear_v2"`` (the book's model, default), ``"linear_v0"`` or ``"linear_v2_bulk"`` (needs ``b > 0``).
@@ -227,4 +232,3 @@ def order_parameter_attention(model: str, x, L: int) -> torch.Tensor:
         a1, aG = softmax_scores(x[..., 0], float(L))
         return attention("softmax", aG[..., None, None] * S + a1[..., None, None] * (J - S))  # (..., L, L)
     return x[..., 1, None, None] * S + x[..., 0, None, None] / L * J  # (..., L, L)
-

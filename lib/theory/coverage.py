@@ -14,8 +14,18 @@ import torch
 
 from ..tasks.copy import shift_matrix
 from ..models.copy_objective import CopyPrior
-from ._validate import (F64, check_method, check_model, check_positive, check_prior, check_size, _DEFAULT,
-                       _EXACT_MODELS, _check_counts, _square)
+from ._validate import (
+    F64,
+    check_method,
+    check_model,
+    check_positive,
+    check_prior,
+    check_size,
+    _DEFAULT,
+    _EXACT_MODELS,
+    _check_counts,
+    _square,
+)
 from .action import large_p_action
 from .observables import target_attention_of
 from .posterior import _n_seq, attention_of, neg_log_posterior
@@ -147,10 +157,22 @@ def _copy_scores(model: str, L: int) -> torch.Tensor:
     return 3 * math.log(L) * S if model == "softmax" else L * S  # softmax: weight ~0.95 on the target; linear: A = S
 
 
-def minimise_full_action(model: str, V: int, L: int, P, *, counts: torch.Tensor | None = None, n_random: int = 4,
-                         copy_start: bool = True, seed: int = 0, init_scale: float = 1.0,
-                         prior: CopyPrior = _DEFAULT, method: str = "bayes", tol: float = 1e-9,
-                         max_rounds: int = 20) -> FullActionMinima:
+def minimise_full_action(
+    model: str,
+    V: int,
+    L: int,
+    P,
+    *,
+    counts: torch.Tensor | None = None,
+    n_random: int = 4,
+    copy_start: bool = True,
+    seed: int = 0,
+    init_scale: float = 1.0,
+    prior: CopyPrior = _DEFAULT,
+    method: str = "bayes",
+    tol: float = 1e-9,
+    max_rounds: int = 20,
+) -> FullActionMinima:
     r"""Minimise the action over the full score matrix with L-BFGS, from random and copy-biased starts.
 
     Nothing restricts the search to the order-parameter plane: every entry of :math:`G` (and :math:`\beta` for
@@ -232,8 +254,15 @@ def minimise_full_action(model: str, V: int, L: int, P, *, counts: torch.Tensor 
             G = starts[s].clone().requires_grad_(True)
             beta = betas[s].clone().requires_grad_(True) if use_beta else None
             params = [G] + ([beta] if use_beta else [])
-            opt = torch.optim.LBFGS(params, lr=1.0, max_iter=500, history_size=50, tolerance_grad=tol / 10,
-                                    tolerance_change=1e-16, line_search_fn="strong_wolfe")
+            opt = torch.optim.LBFGS(
+                params,
+                lr=1.0,
+                max_iter=500,
+                history_size=50,
+                tolerance_grad=tol / 10,
+                tolerance_change=1e-16,
+                line_search_fn="strong_wolfe",
+            )
 
             def closure():
                 opt.zero_grad()
@@ -262,10 +291,20 @@ def minimise_full_action(model: str, V: int, L: int, P, *, counts: torch.Tensor 
     red = minima(model, V, L, Ps, prior=prior, method=method)
     red_target = target_attention_of(model, torch.as_tensor(red.x), float(L)).numpy()  # (n_P, m)
     return FullActionMinima(
-        model=model, method=method, source="large-P" if counts is None else "finite-P", P=Ps, labels=tuple(labels),
-        G0=G0.numpy(), A0=A0.numpy(), G=G_out, A=A_t.numpy(), beta=b_out if use_beta else None, action=act, grad=grd,
-        coverage=coverage(A_t).numpy(), coverage_start=coverage(A0).numpy(),
-        target=((A_t * S).sum((-1, -2)) / L).numpy(), reduced_target=red_target,
+        model=model,
+        method=method,
+        source="large-P" if counts is None else "finite-P",
+        P=Ps,
+        labels=tuple(labels),
+        G0=G0.numpy(),
+        A0=A0.numpy(),
+        G=G_out,
+        A=A_t.numpy(),
+        beta=b_out if use_beta else None,
+        action=act,
+        grad=grd,
+        coverage=coverage(A_t).numpy(),
+        coverage_start=coverage(A0).numpy(),
+        target=((A_t * S).sum((-1, -2)) / L).numpy(),
+        reduced_target=red_target,
     )
-
-

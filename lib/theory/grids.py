@@ -114,7 +114,9 @@ def grid_values(model, axes, V, L, P, prior, method, spec):
         grids = torch.meshgrid(*[torch.arange(s) for s in sizes], indexing="ij")
         z = torch.stack([axes[i][sl][:, grids[i]] for i in range(len(sizes))], -1)  # (m, *sizes, k)
         bshape = (m,) + (1,) * len(sizes)
-        out.append(action_z(model, z, P[sl].reshape(bshape), V[sl].reshape(bshape), L[sl].reshape(bshape), prior, method))  # (m, *sizes)
+        out.append(
+            action_z(model, z, P[sl].reshape(bshape), V[sl].reshape(bshape), L[sl].reshape(bshape), prior, method)
+        )  # (m, *sizes)
     return torch.cat(out)  # (n, *sizes)
 
 
@@ -124,7 +126,9 @@ def discrete_minima(S: torch.Tensor) -> torch.Tensor:
     dims = S.dim() - 1
     pad = torch.nn.functional.pad(S, (1, 1) * dims, value=float("inf"))
     mask = torch.ones_like(S, dtype=torch.bool)
-    offsets = [(a,) for a in (-1, 1)] if dims == 1 else [(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (a, b) != (0, 0)]
+    offsets = (
+        [(a,) for a in (-1, 1)] if dims == 1 else [(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (a, b) != (0, 0)]
+    )
     for off in offsets:
         idx = (slice(None),) + tuple(slice(1 + o, 1 + o + S.shape[1 + i]) for i, o in enumerate(off))
         mask &= S <= pad[idx]

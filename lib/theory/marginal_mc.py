@@ -13,8 +13,18 @@ import numpy as np
 import torch
 
 from ..models.copy_objective import CopyPrior, copy_sq_error
-from ._validate import (F64, check_choice, check_model, check_prior, check_size, _DEFAULT, _EXACT_MODELS, _beta_arg,
-                       _check_counts, _square)
+from ._validate import (
+    F64,
+    check_choice,
+    check_model,
+    check_prior,
+    check_size,
+    _DEFAULT,
+    _EXACT_MODELS,
+    _beta_arg,
+    _check_counts,
+    _square,
+)
 from .posterior import _n_seq, attention_of, posterior_terms, readout_posterior
 
 __all__ = ["WMarginalMC", "w_marginal_mc"]
@@ -81,9 +91,19 @@ def _gauss_logpdf_cols(W: torch.Tensor, mean: torch.Tensor, chol: torch.Tensor) 
     return -0.5 * z.pow(2).sum((-1, -2)) - V * (0.5 * logdet + 0.5 * V * math.log(2 * math.pi))
 
 
-def w_marginal_mc(model: str, G, counts: torch.Tensor, *, beta=None, prior: CopyPrior = _DEFAULT,
-                  n_samples: int = 2**20, sampler: str = "prior", seed: int = 0, n_checkpoints: int = 12,
-                  chunk: int = 2**16) -> WMarginalMC:
+def w_marginal_mc(
+    model: str,
+    G,
+    counts: torch.Tensor,
+    *,
+    beta=None,
+    prior: CopyPrior = _DEFAULT,
+    n_samples: int = 2**20,
+    sampler: str = "prior",
+    seed: int = 0,
+    n_checkpoints: int = 12,
+    chunk: int = 2**16,
+) -> WMarginalMC:
     r"""Monte-Carlo check of the closed-form W-marginal at one score matrix ``G``.
 
     Given :math:`G`, :math:`E(G, W) = \frac1{2TL}\sum_{\mu i}\lVert y_i^\mu - (A X^\mu W)_i\rVert^2` is quadratic in
@@ -154,8 +174,11 @@ def w_marginal_mc(model: str, G, counts: torch.Tensor, *, beta=None, prior: Copy
             lw = torch.zeros(m, dtype=F64)
         else:
             W = mean + chol @ Z  # (m, V, V): columns ~ N(mean[:, c], cov)
-            lw = (-0.5 * W.pow(2).sum((-1, -2)) / prior.sigma_W2 - 0.5 * V * V * math.log(2 * math.pi * prior.sigma_W2)
-                  - _gauss_logpdf_cols(W, mean, chol))
+            lw = (
+                -0.5 * W.pow(2).sum((-1, -2)) / prior.sigma_W2
+                - 0.5 * V * V * math.log(2 * math.pi * prior.sigma_W2)
+                - _gauss_logpdf_cols(W, mean, chol)
+            )
         E = copy_sq_error(A.expand(m, L, L), W, counts, n_seq) / (2 * kappa)  # (m,)
         log_w.append(lw - E)
         Ws.append(W)
@@ -201,5 +224,3 @@ def w_marginal_mc(model: str, G, counts: torch.Tensor, *, beta=None, prior: Copy
         W_map=W_map.detach().numpy(),
         map_grad=float(gW.abs().max()),
     )
-
-

@@ -35,8 +35,15 @@ from .action import MODELS, epsilon, order_parameter_attention, reduced_overlaps
 from .posterior import readout_posterior
 from .solvers import GridSpec, local_response, minima
 
-__all__ = ["LossTerms", "order_parameter_loss", "exact_test_loss", "OrderParameters", "order_parameters_vs_P",
-           "susceptibility", "target_attention_of"]
+__all__ = [
+    "LossTerms",
+    "order_parameter_loss",
+    "exact_test_loss",
+    "OrderParameters",
+    "order_parameters_vs_P",
+    "susceptibility",
+    "target_attention_of",
+]
 
 _DEFAULT = CopyPrior()
 
@@ -105,8 +112,9 @@ class OrderParameters:
     dx_dlnP: np.ndarray
 
 
-def order_parameters_vs_P(model: str, V: int, L: int, P, *, prior: CopyPrior = _DEFAULT, method: str = "bayes",
-                          spec: GridSpec = GridSpec()) -> OrderParameters:
+def order_parameters_vs_P(
+    model: str, V: int, L: int, P, *, prior: CopyPrior = _DEFAULT, method: str = "bayes", spec: GridSpec = GridSpec()
+) -> OrderParameters:
     """Global minimum of the reduced action for every ``P`` of a 1-D grid (one vectorised solve)."""
     check_method(method)
     Vt, Lt = check_sizes(V, L)
@@ -122,15 +130,26 @@ def order_parameters_vs_P(model: str, V: int, L: int, P, *, prior: CopyPrior = _
     loss = order_parameter_loss(model, x, P, Vn, Ln, prior=prior)
     Q, R, _, _ = reduced_overlaps(model, x, Ln)
     explained = R**2 / (Ln * (Q + epsilon(P, Vn, Ln, prior)))
-    return OrderParameters(model=model, method=method, names=mins.names, P=P.numpy(), x=mins.global_x,
-                           action=mins.global_action, n_minima=mins.n, target=target_attention_of(model, x, Ln).numpy(),
-                           explained=explained.numpy(), train_loss=loss.train.numpy(),
-                           bayes_test_loss=loss.bayes_test.numpy(), susceptibility=resp["susceptibility"].numpy(),
-                           dx_dlnP=resp["dx_dlnP"].numpy())
+    return OrderParameters(
+        model=model,
+        method=method,
+        names=mins.names,
+        P=P.numpy(),
+        x=mins.global_x,
+        action=mins.global_action,
+        n_minima=mins.n,
+        target=target_attention_of(model, x, Ln).numpy(),
+        explained=explained.numpy(),
+        train_loss=loss.train.numpy(),
+        bayes_test_loss=loss.bayes_test.numpy(),
+        susceptibility=resp["susceptibility"].numpy(),
+        dx_dlnP=resp["dx_dlnP"].numpy(),
+    )
 
 
-def susceptibility(model: str, V, L, P, *, prior: CopyPrior = _DEFAULT, method: str = "bayes",
-                   spec: GridSpec = GridSpec()) -> np.ndarray:
+def susceptibility(
+    model: str, V, L, P, *, prior: CopyPrior = _DEFAULT, method: str = "bayes", spec: GridSpec = GridSpec()
+) -> np.ndarray:
     r"""Susceptibility at the global minimum: largest eigenvalue of the order-parameter block of :math:`H^{-1}`.
 
     It diverges where the trivial minimum loses stability (second-order onset) and stays finite across a

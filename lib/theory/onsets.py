@@ -56,7 +56,7 @@ def _closed_onset(model, V, L, prior, method):
     def mul(p, q):
         out = np.zeros(p.shape[:-1] + (5,))
         for i in range(3):
-            out[..., i:i + 3] += p[..., i, None] * q
+            out[..., i : i + 3] += p[..., i, None] * q
         return out
 
     det = mul(h[..., 0, 0, :], h[..., 1, 1, :]) - mul(h[..., 0, 1, :], h[..., 1, 0, :])  # (n, 5)

@@ -122,18 +122,23 @@ def posterior_terms(model: str, G, counts: torch.Tensor, *, beta=None, prior: Co
     Z = torch.linalg.solve_triangular(chol, cross, upper=False)  # (..., V, V): L_c^{-1} C
     explained = Z.pow(2).sum((-1, -2))  # tr C^T (Gamma + lam)^{-1} C
     data = (_n_seq(counts) * L - explained) / (2 * kappa)
-    logdet = 2 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1)).sum(-1) - V * torch.log(torch.tensor(lam, dtype=torch.float64))
+    logdet = 2 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1)).sum(-1) - V * torch.log(
+        torch.tensor(lam, dtype=torch.float64)
+    )
     return PosteriorTerms(prior=prior_term(model, G, beta, prior), data=data, occam=V / 2 * logdet)
 
 
-def neg_log_posterior(model: str, G, counts: torch.Tensor, *, beta=None, prior: CopyPrior = _DEFAULT,
-                      method: str = "bayes") -> torch.Tensor:
+def neg_log_posterior(
+    model: str, G, counts: torch.Tensor, *, beta=None, prior: CopyPrior = _DEFAULT, method: str = "bayes"
+) -> torch.Tensor:
     """Exact :math:`-\\ln p(G\\mid D)` (``"bayes"``) or :math:`\\min_W U` (``"map"``); see :func:`posterior_terms`."""
     check_method(method)
     return posterior_terms(model, G, counts, beta=beta, prior=prior).total(method)
 
 
-def readout_posterior(A: torch.Tensor, counts: torch.Tensor, *, prior: CopyPrior = _DEFAULT) -> tuple[torch.Tensor, torch.Tensor]:
+def readout_posterior(
+    A: torch.Tensor, counts: torch.Tensor, *, prior: CopyPrior = _DEFAULT
+) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Gaussian posterior of the readout given the attention: mean ``(..., V, V)`` and per-column covariance ``(..., V, V)``.
 
     Mean :math:`(\Gamma + \lambda I)^{-1}C` (= :func:`lib.train.optimal_readout` with ``ridge = TL/sigma_W2``, the MAP

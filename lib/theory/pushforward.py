@@ -13,7 +13,15 @@ import torch
 
 from ._validate import check_choice, check_positive, check_size
 
-__all__ = ["logistic_normal_logpdf", "sample_softmax_rows", "ternary_bins", "ternary_bin_index", "ternary_bin_mass", "PushforwardCheck", "pushforward_check"]
+__all__ = [
+    "logistic_normal_logpdf",
+    "sample_softmax_rows",
+    "ternary_bins",
+    "ternary_bin_index",
+    "ternary_bin_mass",
+    "PushforwardCheck",
+    "pushforward_check",
+]
 
 
 # ----------------------------------------------------------------------------------------------- (d) pushforward
@@ -61,8 +69,7 @@ def logistic_normal_logpdf(a, sigma_G2: float = 1.0) -> np.ndarray:
     L = a.shape[-1]
     la = np.log(a)
     clr = la - la.mean(-1, keepdims=True)
-    return (-(L - 1) / 2 * math.log(2 * math.pi * s2) - 0.5 * math.log(L) - la.sum(-1)
-            - (clr**2).sum(-1) / (2 * s2))
+    return -(L - 1) / 2 * math.log(2 * math.pi * s2) - 0.5 * math.log(L) - la.sum(-1) - (clr**2).sum(-1) / (2 * s2)
 
 
 def sample_softmax_rows(n: int, L: int, sigma_G2: float = 1.0, *, seed: int = 0) -> np.ndarray:
@@ -189,8 +196,15 @@ class PushforwardCheck:
     p_value: float
 
 
-def pushforward_check(sigma_G2: float = 1.0, *, n_samples: int = 200_000, n_side: int = 16, seed: int = 0,
-                      n_sub: int = 24, density: str = "logistic_normal") -> PushforwardCheck:
+def pushforward_check(
+    sigma_G2: float = 1.0,
+    *,
+    n_samples: int = 200_000,
+    n_side: int = 16,
+    seed: int = 0,
+    n_sub: int = 24,
+    density: str = "logistic_normal",
+) -> PushforwardCheck:
     r"""Histogram of softmax rows of :math:`\mathcal N(0,\sigma_G^2 I_3)` scores against a density, on the 2-simplex.
 
     Rows are binned into the ``n_side**2`` triangles of :func:`ternary_bins`; the density is integrated over the same
@@ -208,13 +222,16 @@ def pushforward_check(sigma_G2: float = 1.0, *, n_samples: int = 200_000, n_side
     a = sample_softmax_rows(n_samples, 3, s2, seed=seed)  # (N, 3)
     observed = np.bincount(ternary_bin_index(a, n_side), minlength=n_side**2).astype(float)
     if density == "logistic_normal":
+
         def logpdf(p):
             return logistic_normal_logpdf(p, s2)
     else:
+
         def logpdf(p):
             la = np.log(p)
             clr = la - la.mean(-1, keepdims=True)
             return -(clr**2).sum(-1) / (2 * s2)
+
     mass_b = ternary_bin_mass(logpdf, n_side, n_sub=n_sub)
     mass = float(mass_b.sum())
     expected = mass_b / mass
@@ -234,8 +251,17 @@ def pushforward_check(sigma_G2: float = 1.0, *, n_samples: int = 200_000, n_side
         k += 1
     dof = k - 1
     return PushforwardCheck(
-        sigma_G2=s2, density=density, n_side=n_side, n_samples=n_samples, bins=ternary_bins(n_side),
-        observed=observed, expected=expected, mass=mass, tv=tv,
+        sigma_G2=s2,
+        density=density,
+        n_side=n_side,
+        n_samples=n_samples,
+        bins=ternary_bins(n_side),
+        observed=observed,
+        expected=expected,
+        mass=mass,
+        tv=tv,
         tv_null=(float(tv_draws.mean()), float(np.quantile(tv_draws, 0.99))),
-        chi2=chi2, dof=dof, p_value=float(chi2_dist.sf(chi2, dof)),
+        chi2=chi2,
+        dof=dof,
+        p_value=float(chi2_dist.sf(chi2, dof)),
     )

@@ -9,8 +9,18 @@ import torch
 
 from ..tasks.copy import CopyTask, nested_pair_counts, sample_tokens
 from ..models.copy_objective import CopyPrior
-from ._validate import (F64, check_method, check_model, check_positive, check_prior, check_size, _DEFAULT,
-                       _EXACT_MODELS, _beta_arg, _square)
+from ._validate import (
+    F64,
+    check_method,
+    check_model,
+    check_positive,
+    check_prior,
+    check_size,
+    _DEFAULT,
+    _EXACT_MODELS,
+    _beta_arg,
+    _square,
+)
 from .action import large_p_action
 from .posterior import neg_log_posterior, posterior_terms
 
@@ -56,9 +66,19 @@ class SelfAveragingGap:
     fit_from: float
 
 
-def self_averaging_gap(model: str, G, V: int, P_grid, *, beta=None, n_datasets: int = 16, seed: int = 0,
-                       fit_from: float | None = None, prior: CopyPrior = _DEFAULT,
-                       method: str = "bayes") -> SelfAveragingGap:
+def self_averaging_gap(
+    model: str,
+    G,
+    V: int,
+    P_grid,
+    *,
+    beta=None,
+    n_datasets: int = 16,
+    seed: int = 0,
+    fit_from: float | None = None,
+    prior: CopyPrior = _DEFAULT,
+    method: str = "bayes",
+) -> SelfAveragingGap:
     r"""How fast the exact action approaches the large-P action as the training set grows.
 
     The exact action depends on the data through the pair counts :math:`N_{jkab}`, sums of :math:`P` i.i.d. terms,
@@ -102,8 +122,12 @@ def self_averaging_gap(model: str, G, V: int, P_grid, *, beta=None, n_datasets: 
     if sum(p >= fit_from for p in grid) < 2:
         raise ValueError(f"fit_from={fit_from} leaves fewer than two grid points for the slope fit")
 
-    counts = torch.stack([nested_pair_counts(sample_tokens(CopyTask(V=V, L=L, P=grid[-1], seed=seed + s)), V, grid)
-                          for s in range(n_datasets)])  # (n_data, n_P, L, L, V, V)
+    counts = torch.stack(
+        [
+            nested_pair_counts(sample_tokens(CopyTask(V=V, L=L, P=grid[-1], seed=seed + s)), V, grid)
+            for s in range(n_datasets)
+        ]
+    )  # (n_data, n_P, L, L, V, V)
     P = torch.tensor(grid, dtype=F64)  # (n_P,)
     Gb = G[..., None, None, :, :]  # (*B, 1, 1, L, L)
     bb = None if beta is None else beta[..., None, None]
@@ -111,8 +135,9 @@ def self_averaging_gap(model: str, G, V: int, P_grid, *, beta=None, n_datasets: 
     Gl = G[..., None, :, :]  # (*B, 1, L, L)
     bl = None if beta is None else beta[..., None]
     large = large_p_action(model, Gl, P, V, beta=bl, prior=prior, method=method)  # (*B, n_P)
-    prior_part = posterior_terms(model, Gl, P[:, None, None, None, None] * torch.ones(1, L, L, V, V, dtype=F64),
-                                 beta=bl, prior=prior).prior  # (*B, 1)
+    prior_part = posterior_terms(
+        model, Gl, P[:, None, None, None, None] * torch.ones(1, L, L, V, V, dtype=F64), beta=bl, prior=prior
+    ).prior  # (*B, 1)
     like = large - prior_part  # (*B, n_P)
     diff = exact - large[..., None, :]  # (*B, n_data, n_P)
     per_sample = (diff / P).pow(2).mean(-2).sqrt()  # (*B, n_P)
@@ -124,8 +149,14 @@ def self_averaging_gap(model: str, G, V: int, P_grid, *, beta=None, n_datasets: 
     y = torch.log(per_sample[..., sel])
     slope = ((y - y.mean(-1, keepdim=True)) * x).sum(-1) / x.pow(2).sum()
     return SelfAveragingGap(
-        P=P.numpy(), exact=exact.detach().numpy(), large=large.detach().numpy(), likelihood=like.detach().numpy(),
-        per_sample_rms=per_sample.detach().numpy(), fluctuation=fluct.detach().numpy(), bias=bias.detach().numpy(),
-        rel_rms=rel.detach().numpy(), slope=slope.detach().numpy(), fit_from=float(fit_from))
-
-
+        P=P.numpy(),
+        exact=exact.detach().numpy(),
+        large=large.detach().numpy(),
+        likelihood=like.detach().numpy(),
+        per_sample_rms=per_sample.detach().numpy(),
+        fluctuation=fluct.detach().numpy(),
+        bias=bias.detach().numpy(),
+        rel_rms=rel.detach().numpy(),
+        slope=slope.detach().numpy(),
+        fit_from=float(fit_from),
+    )

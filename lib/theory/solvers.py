@@ -103,8 +103,19 @@ def action_derivatives(model, w, P, V, L, prior, method, *, seed_coords=False, d
     return out + (torch.stack(dg, -1).detach(),) if dP else out
 
 
-def newton_refine(model: str, z0: torch.Tensor, P, V, L, *, prior: CopyPrior = _DEFAULT, method: str = "bayes",
-                  iters: int = 30, scale: torch.Tensor | None = None, radius: float = 2.0) -> torch.Tensor:
+def newton_refine(
+    model: str,
+    z0: torch.Tensor,
+    P,
+    V,
+    L,
+    *,
+    prior: CopyPrior = _DEFAULT,
+    method: str = "bayes",
+    iters: int = 30,
+    scale: torch.Tensor | None = None,
+    radius: float = 2.0,
+) -> torch.Tensor:
     r"""Damped saddle-free Newton from internal-coordinate starts ``z0`` ``(n, k)`` (``P``, ``V``, ``L``: ``(n,)``).
 
     Steps use :math:`|H|^{-1}\nabla\mathcal S` (eigenvalues replaced by their moduli, so every step descends) and a
@@ -117,8 +128,9 @@ def newton_refine(model: str, z0: torch.Tensor, P, V, L, *, prior: CopyPrior = _
     scale = torch.ones_like(z) if scale is None else scale
     active = torch.arange(z.shape[0])
     for _ in range(iters):  # each pass updates only the elements that have not converged yet
-        z_new, done = _newton_step(model, z[active], P[active], V[active], L[active], prior, method,
-                                   scale[active], radius)
+        z_new, done = _newton_step(
+            model, z[active], P[active], V[active], L[active], prior, method, scale[active], radius
+        )
         z[active] = z_new
         active = active[~done]
         if active.numel() == 0:
@@ -189,8 +201,17 @@ def _trW_sign(model, x, P, V, L, prior):
 
 
 # ------------------------------------------------------------------------------------------ all minima
-def minima(model: str, V, L, P, *, prior: CopyPrior = _DEFAULT, method: str = "bayes", spec: GridSpec = GridSpec(),
-           max_candidates: int = 8) -> Minima:
+def minima(
+    model: str,
+    V,
+    L,
+    P,
+    *,
+    prior: CopyPrior = _DEFAULT,
+    method: str = "bayes",
+    spec: GridSpec = GridSpec(),
+    max_candidates: int = 8,
+) -> Minima:
     """All local minima of the reduced action of ``model`` for every ``(V, L, P)`` of a broadcast batch.
 
     Parameters
@@ -234,15 +255,29 @@ def minima(model: str, V, L, P, *, prior: CopyPrior = _DEFAULT, method: str = "b
     if t_arg is not None:
         pos.append(t_arg[tuple(idx.T)])
     z0 = torch.stack([axes[i][elem, pos[i]] for i in range(len(axes))], -1)  # (n_c, k)
-    cell = torch.stack([(axes[i][elem, (pos[i] + 1).clamp(max=axes[i].shape[1] - 1)]
-                         - axes[i][elem, (pos[i] - 1).clamp(min=0)]) / 2 for i in range(len(axes))], -1)  # (n_c, k)
+    cell = torch.stack(
+        [
+            (axes[i][elem, (pos[i] + 1).clamp(max=axes[i].shape[1] - 1)] - axes[i][elem, (pos[i] - 1).clamp(min=0)]) / 2
+            for i in range(len(axes))
+        ],
+        -1,
+    )  # (n_c, k)
     if model != "softmax":  # also start from the mean-sector sign flip (u -> -u) of every candidate (docstring)
         flip = z0.clone()
         flip[:, 0] = -flip[:, 0]
         z0, elem, cell = torch.cat([z0, flip]), torch.cat([elem, elem]), torch.cat([cell, cell])
     span = torch.stack([a[elem].amax(-1) - a[elem].amin(-1) for a in axes], -1).clamp_min(1e-300)  # (n_c, k)
-    z = newton_refine(model, z0, P[elem], V[elem], L[elem], prior=prior, method=method, iters=spec.newton_iters,
-                      scale=cell.clamp_min(1e-12 * span))  # (n_c, k)
+    z = newton_refine(
+        model,
+        z0,
+        P[elem],
+        V[elem],
+        L[elem],
+        prior=prior,
+        method=method,
+        iters=spec.newton_iters,
+        scale=cell.clamp_min(1e-12 * span),
+    )  # (n_c, k)
 
     Pe, Ve, Le = P[elem], V[elem], L[elem]
     x = z_to_x(model, z)
@@ -251,8 +286,11 @@ def minima(model: str, V, L, P, *, prior: CopyPrior = _DEFAULT, method: str = "b
         x = torch.where(_trW_sign(model, x, Pe, Ve, Le, prior)[:, None] < 0, x * flip, x)
     S, g, H = action_derivatives(model, x, Pe, Ve, Le, prior, method, seed_coords=True)
     lam = torch.linalg.eigvalsh(H)  # (n_c, k)
-    decrement = (g**2 / lam.abs().clamp_min(1e-300)).sum(-1) if k == 1 else torch.einsum(
-        "ci,cij,cj->c", g, torch.linalg.pinv(H), g).abs()
+    decrement = (
+        (g**2 / lam.abs().clamp_min(1e-300)).sum(-1)
+        if k == 1
+        else torch.einsum("ci,cij,cj->c", g, torch.linalg.pinv(H), g).abs()
+    )
     valid = torch.isfinite(S) & (lam[:, 0] >= -1e-7 * lam.abs().amax(-1)) & (decrement <= 1e-10 * (1 + S.abs()))
 
     # group per element (numpy; no Python loop over elements): (n, r, ...) sorted by action
@@ -282,6 +320,13 @@ def minima(model: str, V, L, P, *, prior: CopyPrior = _DEFAULT, method: str = "b
     valid_m = np.take_along_axis(ok, take, 1)
     X[~valid_m], Hs[~valid_m] = np.nan, np.nan
     best = np.nanargmin(np.where(valid_m, A, np.inf), axis=1)
-    return Minima(model=model, method=method, names=ORDER_PARAMETERS[model], x=X.reshape(B + (m, k)),
-                  action=A.reshape(B + (m,)), hessian=Hs.reshape(B + (m, k, k)), n=valid_m.sum(1).reshape(B),
-                  best=best.reshape(B))
+    return Minima(
+        model=model,
+        method=method,
+        names=ORDER_PARAMETERS[model],
+        x=X.reshape(B + (m, k)),
+        action=A.reshape(B + (m,)),
+        hessian=Hs.reshape(B + (m, k, k)),
+        n=valid_m.sum(1).reshape(B),
+        best=best.reshape(B),
+    )

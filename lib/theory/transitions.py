@@ -23,8 +23,15 @@ from .grids import GridSpec
 from .onsets import onset_sample_size
 from .solvers import action_derivatives, local_response, minima, newton_refine
 
-__all__ = ["SoftmaxTransition", "first_order_transition", "critical_sample_size",
-           "crossover_sample_size", "fit_power_law", "SCALING_LAWS", "compare_scaling_laws"]
+__all__ = [
+    "SoftmaxTransition",
+    "first_order_transition",
+    "critical_sample_size",
+    "crossover_sample_size",
+    "fit_power_law",
+    "SCALING_LAWS",
+    "compare_scaling_laws",
+]
 
 _DEFAULT = CopyPrior()
 
@@ -62,8 +69,17 @@ def _softmax_branches(z, P, V, L, prior, method):
     return newton_refine("softmax", z, P, V, L, prior=prior, method=method, iters=12)
 
 
-def first_order_transition(V, L, *, prior: CopyPrior = _DEFAULT, method: str = "bayes", n_coarse: int = 96,
-                           n_fine: int = 64, iters: int = 45, spec: GridSpec = GridSpec()) -> SoftmaxTransition:
+def first_order_transition(
+    V,
+    L,
+    *,
+    prior: CopyPrior = _DEFAULT,
+    method: str = "bayes",
+    n_coarse: int = 96,
+    n_fine: int = 64,
+    iters: int = 45,
+    spec: GridSpec = GridSpec(),
+) -> SoftmaxTransition:
     r"""Locate the softmax transition for every ``(V, L)`` of a broadcast batch (module docstring).
 
     A coarse geometric grid from :math:`0.05\,TL\ln^2L/\sigma_G^2` to :math:`20\,(TL\ln^2L/\sigma_G^2 + TV^2\ln L)`
@@ -96,12 +112,19 @@ def first_order_transition(V, L, *, prior: CopyPrior = _DEFAULT, method: str = "
     # fine grid inside the steepest coarse step
     a, b = Pn[np.arange(n), k], Pn[np.arange(n), k + 1]
     Pf = torch.as_tensor(np.exp(np.log(a)[:, None] + np.log(b / a)[:, None] * np.linspace(0, 1, n_fine)))  # (n, n_f)
-    fine = minima("softmax", V[:, None].expand_as(Pf), L[:, None].expand_as(Pf), Pf, prior=prior, method=method, spec=spec)
+    fine = minima(
+        "softmax", V[:, None].expand_as(Pf), L[:, None].expand_as(Pf), Pf, prior=prior, method=method, spec=spec
+    )
     nf = fine.n
     two = np.concatenate([coarse.n, nf], 1) >= 2  # (n, n_c + n_f)
     Pall = np.concatenate([Pn, Pf.numpy()], 1)
-    co = np.stack([np.where(two.any(1), np.where(two, Pall, np.inf).min(1), np.nan),
-                   np.where(two.any(1), np.where(two, Pall, -np.inf).max(1), np.nan)], -1)  # (n, 2)
+    co = np.stack(
+        [
+            np.where(two.any(1), np.where(two, Pall, np.inf).min(1), np.nan),
+            np.where(two.any(1), np.where(two, Pall, -np.inf).max(1), np.nan),
+        ],
+        -1,
+    )  # (n, 2)
     lo_x = fine.x[..., 0, 0]  # lowest-d minimum (sorted by d)
     hi_x = np.take_along_axis(fine.x[..., 0], (nf - 1)[..., None], -1)[..., 0]  # highest-d minimum
     lo_S = fine.action[..., 0]
@@ -129,8 +152,15 @@ def first_order_transition(V, L, *, prior: CopyPrior = _DEFAULT, method: str = "
         raise RuntimeError("the two softmax branches merged during the bisection")
 
     # continuous case: steepest growth of p on the fine grid (implicit slope), parabolic refinement in ln P
-    resp = local_response("softmax", torch.as_tensor(fine.global_x.reshape(-1, 1)), Pf.reshape(-1),
-                          V.repeat_interleave(n_fine), L.repeat_interleave(n_fine), prior=prior, method=method)
+    resp = local_response(
+        "softmax",
+        torch.as_tensor(fine.global_x.reshape(-1, 1)),
+        Pf.reshape(-1),
+        V.repeat_interleave(n_fine),
+        L.repeat_interleave(n_fine),
+        prior=prior,
+        method=method,
+    )
     p_f = 1 / (1 + (L.numpy()[:, None] - 1) * np.exp(-fine.global_x[..., 0]))  # (n, n_fine)
     slope = p_f * (1 - p_f) * resp["dx_dlnP"][:, 0].numpy().reshape(n, n_fine)  # dp/dlnP, (n, n_fine)
     m = np.clip(np.argmax(slope, 1), 1, n_fine - 2)
@@ -144,15 +174,21 @@ def first_order_transition(V, L, *, prior: CopyPrior = _DEFAULT, method: str = "
     P_star = np.where(first, P_first, P_cont)
     d_low, d_high = np.where(first, d_lo, d_cont), np.where(first, d_hi, d_cont)
     p = lambda d: 1 / (1 + (L.numpy() - 1) * np.exp(-d))  # noqa: E731
-    return SoftmaxTransition(first_order=first.reshape(shape), P_star=P_star.reshape(shape),
-                             d_low=d_low.reshape(shape), d_high=d_high.reshape(shape),
-                             target_low=p(d_low).reshape(shape), target_high=p(d_high).reshape(shape),
-                             coexistence=co.reshape(shape + (2,)))
+    return SoftmaxTransition(
+        first_order=first.reshape(shape),
+        P_star=P_star.reshape(shape),
+        d_low=d_low.reshape(shape),
+        d_high=d_high.reshape(shape),
+        target_low=p(d_low).reshape(shape),
+        target_high=p(d_high).reshape(shape),
+        coexistence=co.reshape(shape + (2,)),
+    )
 
 
 # ------------------------------------------------------------------------------------------ public API
-def critical_sample_size(kind: str, V: int, L: int, *, T: float = 1.0, sigma_G2: float = 1.0, sigma_W2: float = 1.0,
-                         method: str = "bayes") -> float:
+def critical_sample_size(
+    kind: str, V: int, L: int, *, T: float = 1.0, sigma_G2: float = 1.0, sigma_W2: float = 1.0, method: str = "bayes"
+) -> float:
     r"""The first transition in the training-set size P (DERIVED theory, :mod:`lib.theory`).
 
     Parameters
@@ -182,8 +218,12 @@ def critical_sample_size(kind: str, V: int, L: int, *, T: float = 1.0, sigma_G2:
         return onset_sample_size("linear_v2", V, L, prior=prior, method=method)
     tr = first_order_transition(V, L, prior=prior, method=method)
     if not np.all(tr.first_order):
-        warnings.warn("softmax: the two minima never coexist here (continuous rise); returning the P of steepest "
-                      "growth of the target attention", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            "softmax: the two minima never coexist here (continuous rise); returning the P of steepest "
+            "growth of the target attention",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return scalar_or_array(tr.P_star, Vt.dim() == 0 and Lt.dim() == 0)
 
 
@@ -204,8 +244,18 @@ def _log_grid(lo, hi, m):
     return torch.as_tensor(np.exp(np.log(lo)[:, None] + np.log(hi / lo)[:, None] * u))  # (n, m)
 
 
-def crossover_sample_size(V: int, L: int, *, T: float = 1.0, sigma_G2: float = 1.0, sigma_W2: float = 1.0,
-                          criterion: str = "steepest", bulk: bool = False, n_grid: int = 96, model: str | None = None):
+def crossover_sample_size(
+    V: int,
+    L: int,
+    *,
+    T: float = 1.0,
+    sigma_G2: float = 1.0,
+    sigma_W2: float = 1.0,
+    criterion: str = "steepest",
+    bulk: bool = False,
+    n_grid: int = 96,
+    model: str | None = None,
+):
     r"""The smooth crossover of a linear model to the copy pattern (DERIVED, ours); by default the book's model V2.
 
     Parameters
@@ -280,9 +330,12 @@ def crossover_sample_size(V: int, L: int, *, T: float = 1.0, sigma_G2: float = 1
         f0, f1 = ff[rows, j - 1], ff[rows, j]
         out = np.exp(lnP[rows, j - 1] + (0.5 - f0) / (f1 - f0) * (lnP[rows, j] - lnP[rows, j - 1]))
     if merged.any():
-        warnings.warn(f"no separate crossover for (V, L) = {list(zip(Vt[merged].tolist(), Lt[merged].tolist()))}: "
-                      "the copy pattern grows from the onset itself (L <~ V); returning NaN there",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"no separate crossover for (V, L) = {list(zip(Vt[merged].tolist(), Lt[merged].tolist()))}: "
+            "the copy pattern grows from the onset itself (L <~ V); returning NaN there",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         out = np.where(merged, np.nan, out)
     return scalar_or_array(out.reshape(shape), scalar)
 
@@ -295,7 +348,9 @@ def fit_power_law(y, **variables) -> dict:
     if not variables:
         raise ValueError("give at least one variable, e.g. fit_power_law(P, L=Ls)")
     try:
-        arrays = np.broadcast_arrays(np.asarray(y, dtype=float), *(np.asarray(v, dtype=float) for v in variables.values()))
+        arrays = np.broadcast_arrays(
+            np.asarray(y, dtype=float), *(np.asarray(v, dtype=float) for v in variables.values())
+        )
     except ValueError as err:
         raise ValueError(f"y and the variables {tuple(variables)} must broadcast to one shape") from err
     y, cols = arrays[0].ravel(), [a.ravel() for a in arrays[1:]]

@@ -49,7 +49,9 @@ def size_grid(reference: float, factors, minimum: int = 1) -> tuple[int, ...]:
         Increasing sizes, as ``CopyDynamicsConfig.P_grid`` takes them.
     """
     factors = tuple(factors)
-    if not (isinstance(reference, (int, float, np.floating, np.integer)) and math.isfinite(reference) and reference > 0):
+    if not (
+        isinstance(reference, (int, float, np.floating, np.integer)) and math.isfinite(reference) and reference > 0
+    ):
         raise ValueError(f"reference must be a finite number > 0, got {reference!r}")
     if not factors or not all(isinstance(f, (int, float)) and math.isfinite(f) and f > 0 for f in factors):
         raise ValueError(f"factors must be a non-empty sequence of finite numbers > 0, got {factors!r}")
@@ -149,8 +151,12 @@ class CopyDynamicsResult:
         if across not in ("seeds", "sizes"):
             raise ValueError(f"across must be 'seeds' or 'sizes', got {across!r}")
         rows = self.emergence if across == "seeds" else self.emergence.T
-        return np.array([np.std(e[np.isfinite(e)]) / np.mean(e[np.isfinite(e)]) if np.isfinite(e).sum() > 1 else np.nan
-                         for e in rows])  # fmt: skip
+        return np.array(
+            [
+                np.std(e[np.isfinite(e)]) / np.mean(e[np.isfinite(e)]) if np.isfinite(e).sum() > 1 else np.nan
+                for e in rows
+            ]
+        )
 
     def censored_at_budget(self) -> np.ndarray:
         """``(n_P, n_seed)`` emergence steps with the runs that did not emerge put at the budget (the run's steps):
@@ -161,8 +167,10 @@ class CopyDynamicsResult:
         """One line per training-set size: the share of seeds that emerged, their median step and its coefficient of
         variation across seeds."""
         share, med, cv = self.emerged.mean(1), self.median_emergence, self.emergence_cv("seeds")
-        return "\n".join(f"P = {P:4d}: emerged {f:4.0%}, median step {m:6.0f}, coefficient of variation {c:.3f}"
-                         for P, f, m, c in zip(self.P, share, med, cv))  # fmt: skip
+        return "\n".join(
+            f"P = {P:4d}: emerged {f:4.0%}, median step {m:6.0f}, coefficient of variation {c:.3f}"
+            for P, f, m, c in zip(self.P, share, med, cv)
+        )
 
 
 def _emergence(target: np.ndarray, steps: np.ndarray, threshold: float) -> np.ndarray:
@@ -172,7 +180,9 @@ def _emergence(target: np.ndarray, steps: np.ndarray, threshold: float) -> np.nd
 
 
 @cached
-def train_copy_dynamics(cfg: CopyDynamicsConfig, *, device: torch.device | str | None = None, desc: str | None = None) -> CopyDynamicsResult:
+def train_copy_dynamics(
+    cfg: CopyDynamicsConfig, *, device: torch.device | str | None = None, desc: str | None = None
+) -> CopyDynamicsResult:
     """Train every (P, seed) run of ``cfg`` as one batched computation and record the copy order parameter."""
     if not isinstance(cfg, CopyDynamicsConfig):
         raise TypeError(f"cfg must be a CopyDynamicsConfig, got {type(cfg).__name__}")
@@ -185,7 +195,10 @@ def train_copy_dynamics(cfg: CopyDynamicsConfig, *, device: torch.device | str |
     P_e = torch.tensor(cfg.P_grid, device=device).repeat_interleave(n_S)  # (E,) training-set size of each run
     init_G = default_init_G(kind, cfg.init_G)
     inits = [
-        [init_copy_params(kind, L, V, seed=1000 * s + h, init_G=init_G, init_W=cfg.init_W, copy_init=False) for h in range(H)]
+        [
+            init_copy_params(kind, L, V, seed=1000 * s + h, init_G=init_G, init_W=cfg.init_W, copy_init=False)
+            for h in range(H)
+        ]
         for s in cfg.seeds
     ]
     G0 = torch.stack([torch.stack([g for g, _, _ in heads]) for heads in inits])  # (n_S, H, L, L)
@@ -231,7 +244,9 @@ def train_copy_dynamics(cfg: CopyDynamicsConfig, *, device: torch.device | str |
         if mask is not None:
             err = err * mask
         data = scale * err.sum(-1) / (2 * prior.T * L)  # (E,)
-        reg = p["G"].pow(2).sum((-1, -2, -3)) / (2 * prior.sigma_G2) + p["W"].pow(2).sum((-1, -2, -3)) / (2 * prior.sigma_W2)
+        reg = p["G"].pow(2).sum((-1, -2, -3)) / (2 * prior.sigma_G2) + p["W"].pow(2).sum((-1, -2, -3)) / (
+            2 * prior.sigma_W2
+        )
         if kind == "linear":
             reg = reg + p["beta"].pow(2).sum(-1) / (2 * prior.sigma_beta2)
         record(step, A, p, data + reg)
@@ -247,8 +262,16 @@ def train_copy_dynamics(cfg: CopyDynamicsConfig, *, device: torch.device | str |
                 rec_target[:, k] = tgt.max(-1).values.cpu().numpy()
                 rec_loss[:, k] = (total / P_e).detach().cpu().numpy()
 
-    adam = AdamConfig(lr=cfg.adam.lr, steps=cfg.adam.steps, betas=cfg.adam.betas, eps=cfg.adam.eps,
-                      check_every=cfg.adam.check_every, tol=0.0, lr_final=cfg.adam.lr_final, optimizer=cfg.adam.optimizer)
+    adam = AdamConfig(
+        lr=cfg.adam.lr,
+        steps=cfg.adam.steps,
+        betas=cfg.adam.betas,
+        eps=cfg.adam.eps,
+        check_every=cfg.adam.check_every,
+        tol=0.0,
+        lr_final=cfg.adam.lr_final,
+        optimizer=cfg.adam.optimizer,
+    )
     run = train_ensemble(params, loss_fn, adam, desc=desc or f"{kind} dynamics, {E} runs")
     with torch.no_grad():
         final = target_attention(model_attention(run.params)).max(-1).values.cpu().numpy()  # (E,)

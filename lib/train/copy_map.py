@@ -80,6 +80,7 @@ class CopyMapConfig:
 
 # ------------------------------------------------------------------------------------------ objective
 
+
 @dataclass
 class CopyMapResult:
     """All runs of a :class:`CopyMapConfig` sweep. Arrays are ``(n_P, n_init, ...)``; ``best`` picks the filtered run.
@@ -114,7 +115,9 @@ class CopyMapResult:
 
 
 @cached
-def fit_copy_map(cfg: CopyMapConfig, *, device: torch.device | str | None = None, desc: str | None = None) -> CopyMapResult:
+def fit_copy_map(
+    cfg: CopyMapConfig, *, device: torch.device | str | None = None, desc: str | None = None
+) -> CopyMapResult:
     """Train every (P, initialisation) pair of ``cfg`` as one batched Adam run and filter to the lowest U.
 
     ``device`` (default CPU) is where the batch is trained; it is not part of the config (results do not depend
@@ -125,14 +128,20 @@ def fit_copy_map(cfg: CopyMapConfig, *, device: torch.device | str | None = None
         raise TypeError(f"cfg must be a CopyMapConfig, got {type(cfg).__name__}")
     kind, L, V = cfg.kind, cfg.L, cfg.V
     init_G = default_init_G(kind, cfg.init_G)
-    inits = [init_copy_params(kind, L, V, seed=s, init_G=init_G, init_W=cfg.init_W, copy_init=False) for s in cfg.init_seeds]
+    inits = [
+        init_copy_params(kind, L, V, seed=s, init_G=init_G, init_W=cfg.init_W, copy_init=False) for s in cfg.init_seeds
+    ]
     if cfg.copy_init:
         inits.append(init_copy_params(kind, L, V, seed=10_000, init_G=init_G, init_W=cfg.init_W, copy_init=True))
     problem, params = build_copy_problem(kind, V, L, cfg.P_grid, cfg.data_seed, inits, device)
     n_P, n_I = problem.n_P, problem.n_I
 
-    run = train_ensemble(params, lambda p, _step: problem.objective(p, cfg.prior), cfg.adam,
-                         desc=desc or f"{kind} MAP, {n_P * n_I} models")
+    run = train_ensemble(
+        params,
+        lambda p, _step: problem.objective(p, cfg.prior),
+        cfg.adam,
+        desc=desc or f"{kind} MAP, {n_P * n_I} models",
+    )
 
     final = problem.shaped(run.params)  # (n_P, n_I, ...)
     G, W, beta = final["G"], final["W"], final.get("beta")

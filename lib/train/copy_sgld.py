@@ -96,7 +96,9 @@ class CopySGLDConfig:
 
     @property
     def chain_labels(self) -> tuple[str, ...]:
-        return tuple(f"random {k}" for k in range(self.random_chains)) + tuple(f"copy {k}" for k in range(self.copy_chains))
+        return tuple(f"random {k}" for k in range(self.random_chains)) + tuple(
+            f"copy {k}" for k in range(self.copy_chains)
+        )
 
 
 @dataclass(frozen=True)
@@ -129,20 +131,37 @@ class PosteriorSamplingPlan:
     @classmethod
     def paper(cls) -> "PosteriorSamplingPlan":
         """Chapter 4 at paper scale: 40,000 steps thinned by 200, four random and four copy chains, finer grids."""
-        return cls(P_soft=(150, 250, 330, 377, 450, 500, 575, 650, 725, 800, 900, 1000),
-                   P_lin=(10, 20, 30, 40, 60, 70, 80, 90, 100, 110, 120, 140, 160, 200, 250, 350, 500),
-                   sgld=SGLDConfig(step_size=2e-3, steps=40_000, burn_in=0.5, thin=200), random_chains=4,
-                   copy_chains=4)  # fmt: skip
+        return cls(
+            P_soft=(150, 250, 330, 377, 450, 500, 575, 650, 725, 800, 900, 1000),
+            P_lin=(10, 20, 30, 40, 60, 70, 80, 90, 100, 110, 120, 140, 160, 200, 250, 350, 500),
+            sgld=SGLDConfig(step_size=2e-3, steps=40_000, burn_in=0.5, thin=200),
+            random_chains=4,
+            copy_chains=4,
+        )
 
     def softmax(self) -> CopySGLDConfig:
         """The softmax head's run."""
-        return CopySGLDConfig("softmax", V=self.V, L=self.L_soft, P_grid=self.P_soft, sgld=self.sgld,
-                              random_chains=self.random_chains, copy_chains=self.copy_chains)  # fmt: skip
+        return CopySGLDConfig(
+            "softmax",
+            V=self.V,
+            L=self.L_soft,
+            P_grid=self.P_soft,
+            sgld=self.sgld,
+            random_chains=self.random_chains,
+            copy_chains=self.copy_chains,
+        )
 
     def linear(self) -> CopySGLDConfig:
         """The linear head's run: one more random chain, one copy-initialised chain."""
-        return CopySGLDConfig("linear", V=self.V, L=self.L_lin, P_grid=self.P_lin, sgld=self.sgld,
-                              random_chains=self.random_chains + 1, copy_chains=1)  # fmt: skip
+        return CopySGLDConfig(
+            "linear",
+            V=self.V,
+            L=self.L_lin,
+            P_grid=self.P_lin,
+            sgld=self.sgld,
+            random_chains=self.random_chains + 1,
+            copy_chains=1,
+        )
 
 
 @dataclass
@@ -174,7 +193,9 @@ class CopySGLDResult:
 
 
 @cached
-def sample_copy_posterior(cfg: CopySGLDConfig, *, device: torch.device | str | None = None, desc: str | None = None) -> CopySGLDResult:
+def sample_copy_posterior(
+    cfg: CopySGLDConfig, *, device: torch.device | str | None = None, desc: str | None = None
+) -> CopySGLDResult:
     """Run every (P, chain) of ``cfg`` as one batched Langevin computation (through the results cache)."""
     if not isinstance(cfg, CopySGLDConfig):
         raise TypeError(f"cfg must be a CopySGLDConfig, got {type(cfg).__name__}")
@@ -182,7 +203,9 @@ def sample_copy_posterior(cfg: CopySGLDConfig, *, device: torch.device | str | N
     labels = cfg.chain_labels
     init_G = default_init_G(kind, cfg.init_G)
     inits = [
-        init_copy_params(kind, L, V, seed=cfg.chain_seed + k, init_G=init_G, init_W=cfg.init_W, copy_init=label.startswith("copy"))
+        init_copy_params(
+            kind, L, V, seed=cfg.chain_seed + k, init_G=init_G, init_W=cfg.init_W, copy_init=label.startswith("copy")
+        )
         for k, label in enumerate(labels)
     ]
     problem, params = build_copy_problem(kind, V, L, cfg.P_grid, cfg.data_seed, inits, device)
@@ -196,8 +219,13 @@ def sample_copy_posterior(cfg: CopySGLDConfig, *, device: torch.device | str | N
         A = attention(kind, G, beta)  # (n_P, n_C, L, L)
         return {"A": A, "test_loss": population_loss(A, W), "target": target_attention(A)}
 
-    run = langevin(params, lambda p: problem.objective(p, cfg.prior), observe, cfg.sgld,
-                   desc=desc or f"{kind} SGLD, {n_P * n_C} chains")
+    run = langevin(
+        params,
+        lambda p: problem.objective(p, cfg.prior),
+        observe,
+        cfg.sgld,
+        desc=desc or f"{kind} SGLD, {n_P * n_C} chains",
+    )
     target = np.moveaxis(run.samples["target"], 0, -1)  # (n_P, n_C, n_samples)
     A = np.moveaxis(run.samples["A"], 0, 2)  # (n_P, n_C, n_samples, L, L)
     loss = np.moveaxis(run.samples["test_loss"], 0, -1)  # (n_P, n_C, n_samples)

@@ -91,8 +91,11 @@ class AdamConfig:
             raise ValueError(f"tol must be a number >= 0, got {self.tol!r}")
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
-        if isinstance(self.weight_decay, bool) or not isinstance(self.weight_decay, (int, float)) or not (
-                math.isfinite(self.weight_decay) and self.weight_decay >= 0):  # fmt: skip
+        if (
+            isinstance(self.weight_decay, bool)
+            or not isinstance(self.weight_decay, (int, float))
+            or not (math.isfinite(self.weight_decay) and self.weight_decay >= 0)
+        ):
             raise ValueError(f"weight_decay must be a finite number >= 0, got {self.weight_decay!r}")
         if self.weight_decay > 0 and self.optimizer != "adam":
             raise ValueError(f"weight_decay needs optimizer='adam', got {self.optimizer!r}")
@@ -155,8 +158,14 @@ def _check_params(params: Mapping[str, torch.Tensor]) -> int:
     return E
 
 
-def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: AdamConfig, *, desc: str | None = None,
-                   on_check: CheckFn | None = None) -> EnsembleRun:
+def train_ensemble(
+    params: Mapping[str, torch.Tensor],
+    loss_fn: LossFn,
+    cfg: AdamConfig,
+    *,
+    desc: str | None = None,
+    on_check: CheckFn | None = None,
+) -> EnsembleRun:
     """Minimise ``E`` independent per-member losses with Adam, batched.
 
     Parameters
@@ -181,7 +190,9 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
     if cfg.optimizer == "sgd":
         opt = torch.optim.SGD(list(p.values()), lr=cfg.lr)
     elif cfg.weight_decay > 0:
-        opt = torch.optim.AdamW(list(p.values()), lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, weight_decay=cfg.weight_decay)
+        opt = torch.optim.AdamW(
+            list(p.values()), lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, weight_decay=cfg.weight_decay
+        )
     else:
         opt = torch.optim.Adam(list(p.values()), lr=cfg.lr, betas=cfg.betas, eps=cfg.eps)
     sched = (
@@ -212,7 +223,9 @@ def train_ensemble(params: Mapping[str, torch.Tensor], loss_fn: LossFn, cfg: Ada
             return torch.zeros(E, dtype=torch.bool)
         stop = torch.as_tensor(stop).cpu()
         if stop.shape != (E,) or stop.dtype != torch.bool:
-            raise ValueError(f"on_check must return a bool tensor of shape ({E},) or None, got {stop.dtype} {tuple(stop.shape)}")
+            raise ValueError(
+                f"on_check must return a bool tensor of shape ({E},) or None, got {stop.dtype} {tuple(stop.shape)}"
+            )
         return stop
 
     step, taken = 0, 0

@@ -54,7 +54,9 @@ class FastRunConfig:
             raise ValueError(f"run must be a GPTRunConfig, got {type(self.run).__name__}")
         check_choice("precision", self.precision, PRECISIONS)
         if self.run.mixer != "attention":
-            raise ValueError(f"the fast trainer runs attention models only, got mixer={self.run.mixer!r} (use train_gpt)")
+            raise ValueError(
+                f"the fast trainer runs attention models only, got mixer={self.run.mixer!r} (use train_gpt)"
+            )
         if any(m.lr is not None or m.init is not None for m in self.run.members):
             raise ValueError("per-member learning rates and transferred weights need train_gpt")
 
@@ -73,8 +75,9 @@ def run_fast(cfg: FastRunConfig, *, desc: str | None = None, device: torch.devic
     c = torch.tensor([m.bias for m in run.members], dtype=torch.float32, device=device)
     additive = causal_bias(run.seq_len - 1, c[:, None, None] * masks, device=device)  # (E, L-1, L-1)
     gens = [torch.Generator().manual_seed(10_007 * m.seed + 1) for m in run.members]  # run_members's streams
-    eval_tokens = torch.stack([p.sample(run.eval_size, torch.Generator().manual_seed(run.eval_seed))
-                               for p in member_parts]).to(device)  # (E, n, L)  # fmt: skip
+    eval_tokens = torch.stack(
+        [p.sample(run.eval_size, torch.Generator().manual_seed(run.eval_seed)) for p in member_parts]
+    ).to(device)  # (E, n, L)
 
     def loss_fn(p, step):
         tokens = torch.stack([mp.sample(B, g) for mp, g in zip(member_parts, gens)]).to(device)  # (E, B, L)
@@ -83,20 +86,32 @@ def run_fast(cfg: FastRunConfig, *, desc: str | None = None, device: torch.devic
         return ce.view(E, -1).mean(1)  # (E,)
 
     stats_on = all(p.has_mask for p in member_parts)
-    held_out = _HeldOut(lambda p: _evaluate(p, model, eval_tokens, additive, masks, queries, stats_on=stats_on),
-                        E, run.stop_below)  # fmt: skip
-    adam = AdamConfig(lr=run.lr, steps=run.steps, betas=run.betas, check_every=run.eval_every,
-                      weight_decay=run.weight_decay)  # fmt: skip
+    held_out = _HeldOut(
+        lambda p: _evaluate(p, model, eval_tokens, additive, masks, queries, stats_on=stats_on), E, run.stop_below
+    )
+    adam = AdamConfig(
+        lr=run.lr, steps=run.steps, betas=run.betas, check_every=run.eval_every, weight_decay=run.weight_decay
+    )
     params = init_gpt_params(model, [m.seed for m in run.members], device=device)
     out = train_ensemble(params, loss_fn, adam, desc=desc, on_check=held_out)
     if not bool(held_out.done.all()):
         held_out.record(out.params, out.steps_run)
     rec = {k: np.stack([r[k] for _, r in held_out.records]) for k in held_out.records[0][1]}
-    return GPTRun(config=run, steps=np.array([s for s, _ in held_out.records]), loss=rec["loss"],
-                  pred_loss=rec["pred_loss"], token_loss=rec["token_loss"], entropy=rec["entropy"], mass=rec["mass"],
-                  iou=rec["iou"], train_loss=out.history.numpy(), masks=masks.cpu().numpy(),
-                  queries=queries.cpu().numpy(), params={k: v.cpu().numpy() for k, v in out.params.items()},
-                  steps_run=out.steps_run)  # fmt: skip
+    return GPTRun(
+        config=run,
+        steps=np.array([s for s, _ in held_out.records]),
+        loss=rec["loss"],
+        pred_loss=rec["pred_loss"],
+        token_loss=rec["token_loss"],
+        entropy=rec["entropy"],
+        mass=rec["mass"],
+        iou=rec["iou"],
+        train_loss=out.history.numpy(),
+        masks=masks.cpu().numpy(),
+        queries=queries.cpu().numpy(),
+        params={k: v.cpu().numpy() for k, v in out.params.items()},
+        steps_run=out.steps_run,
+    )
 
 
 @cached

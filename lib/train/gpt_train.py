@@ -87,7 +87,9 @@ class Member:
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, TASKS):
-            raise ValueError(f"task must be a LinearMapTask, an AutomatonTask or a DyckTask, got {type(self.task).__name__}")
+            raise ValueError(
+                f"task must be a LinearMapTask, an AutomatonTask or a DyckTask, got {type(self.task).__name__}"
+            )
         check_size("seed", self.seed, 0)
         if not (isinstance(self.bias, (int, float)) and math.isfinite(self.bias) and self.bias >= 0):
             raise ValueError(f"bias must be a finite number >= 0, got {self.bias!r}")
@@ -143,8 +145,11 @@ class GPTRunConfig:
         if self.stop_below is not None and not (isinstance(self.stop_below, (int, float)) and self.stop_below > 0):
             raise ValueError(f"stop_below must be a number > 0 or None, got {self.stop_below!r}")
         self.model()  # validates the architecture
-        if isinstance(self.weight_decay, bool) or not isinstance(self.weight_decay, (int, float)) or not (
-                math.isfinite(self.weight_decay) and self.weight_decay >= 0):  # fmt: skip
+        if (
+            isinstance(self.weight_decay, bool)
+            or not isinstance(self.weight_decay, (int, float))
+            or not (math.isfinite(self.weight_decay) and self.weight_decay >= 0)
+        ):
             raise ValueError(f"weight_decay must be a finite number >= 0, got {self.weight_decay!r}")
         if self.weight_decay > 0 and any(m.lr is not None for m in self.members):
             raise ValueError("per-member learning rates (Member.lr) need weight_decay=0")
@@ -166,9 +171,19 @@ class GPTRunConfig:
         return self.eval_tokens // self.seq_len
 
     def model(self) -> GPTConfig:
-        return GPTConfig(vocab=self.members[0].task.vocab, n_ctx=self.seq_len - 1, n_heads=self.n_heads,
-                         d_head=self.d_head, n_layers=self.n_layers, d_model=self.d_model, d_mlp=self.d_mlp,
-                         init_std=self.init_std, mixer=self.mixer, d_state=self.d_state, init=self.init)  # fmt: skip
+        return GPTConfig(
+            vocab=self.members[0].task.vocab,
+            n_ctx=self.seq_len - 1,
+            n_heads=self.n_heads,
+            d_head=self.d_head,
+            n_layers=self.n_layers,
+            d_model=self.d_model,
+            d_mlp=self.d_mlp,
+            init_std=self.init_std,
+            mixer=self.mixer,
+            d_state=self.d_state,
+            init=self.init,
+        )
 
 
 @dataclass
@@ -193,8 +208,11 @@ def task_parts(task: LinearMapTask | AutomatonTask) -> TaskParts:
         return TaskParts(sample, linear_map_mask(A), output_queries(task.S))
     if isinstance(task, AutomatonTask):
         rules = sample_rules(task)
-        return TaskParts(lambda n, g: automaton_batch(rules, n, task.S, task.T, g),
-                         automaton_mask(task.S, task.T), predictable_queries(task.S, task.T))  # fmt: skip
+        return TaskParts(
+            lambda n, g: automaton_batch(rules, n, task.S, task.T, g),
+            automaton_mask(task.S, task.T),
+            predictable_queries(task.S, task.T),
+        )
     if isinstance(task, DyckTask):
         L = task.seq_len - 1
         return TaskParts(lambda n, g: dyck_batch(task, n, g), torch.zeros(L, L), torch.arange(L), has_mask=False)
@@ -261,8 +279,10 @@ def _evaluate(params, cfg: GPTConfig, tokens, additive, masks, queries, chunk: i
         w = part.shape[1]
         new = {"loss": ce.mean((1, 2)) * w, "token_loss": ce[:, :, queries].mean(1) * w}
         if stats_on:
-            stats = [attention_stats(patterns.seen[f"blocks.{layer}.attn.hook_pattern"], masks, queries)
-                     for layer in range(cfg.n_layers)]  # fmt: skip
+            stats = [
+                attention_stats(patterns.seen[f"blocks.{layer}.attn.hook_pattern"], masks, queries)
+                for layer in range(cfg.n_layers)
+            ]
         else:
             nan = torch.full((E, cfg.n_layers * cfg.n_heads, len(queries)), float("nan"), dtype=torch.float64)
             stats = [{"entropy": nan, "mass": nan, "iou": nan}]
@@ -330,7 +350,9 @@ def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.dev
     additive = causal_bias(cfg.seq_len - 1, c.to(device)[:, None, None] * masks, device=device)  # (E, L-1, L-1)
     gens = [torch.Generator().manual_seed(10_007 * m.seed + 1) for m in cfg.members]
     eval_gen = [torch.Generator().manual_seed(cfg.eval_seed) for _ in member_parts]
-    eval_tokens = torch.stack([p.sample(cfg.eval_size, g) for p, g in zip(member_parts, eval_gen)]).to(device)  # (E, n, L)
+    eval_tokens = torch.stack([p.sample(cfg.eval_size, g) for p, g in zip(member_parts, eval_gen)]).to(
+        device
+    )  # (E, n, L)
     params = init_gpt_params(model, [m.seed for m in cfg.members], device=device)
     transfers = {e: m.init for e, m in enumerate(cfg.members) if m.init is not None}
     if transfers:  # pre-pretraining: stage-1 weights from the (cached) stage-1 runs
@@ -353,10 +375,14 @@ def run_members(cfg: GPTRunConfig, *, desc: str | None = None, device: torch.dev
         ce = F.cross_entropy(logits.reshape(-1, model.vocab), tokens[..., 1:].reshape(-1), reduction="none")
         return ce.view(E, -1).mean(1)  # (E,)
 
-    held_out = _HeldOut(lambda p: _evaluate(theta(p), model, eval_tokens, additive, masks, queries, stats_on=stats_on),
-                        E, cfg.stop_below)  # fmt: skip
-    adam = AdamConfig(lr=cfg.lr, steps=cfg.steps, betas=cfg.betas, check_every=cfg.eval_every,
-                      weight_decay=cfg.weight_decay)  # fmt: skip
+    held_out = _HeldOut(
+        lambda p: _evaluate(theta(p), model, eval_tokens, additive, masks, queries, stats_on=stats_on),
+        E,
+        cfg.stop_below,
+    )
+    adam = AdamConfig(
+        lr=cfg.lr, steps=cfg.steps, betas=cfg.betas, check_every=cfg.eval_every, weight_decay=cfg.weight_decay
+    )
     run = train_ensemble(params, loss_fn, adam, desc=desc, on_check=held_out)
     if not bool(held_out.done.all()):
         held_out.record(run.params, run.steps_run)

@@ -84,7 +84,9 @@ def apply_transfers(params: dict[str, torch.Tensor], cfg, transfers: dict[int, T
             if name == "pos" and value is not None and value.shape[0] >= params[name].shape[1]:
                 value = value[: params[name].shape[1]]  # a longer stage-1 context: its first positions
             if value is None or tuple(value.shape) != tuple(params[name].shape[1:]):
-                raise ValueError(f"source parameter {name} does not fit the stage-2 model (the same architecture "
-                                 f"and at least its context are needed): {None if value is None else tuple(value.shape)} "
-                                 f"vs {tuple(params[name].shape[1:])}")  # fmt: skip
+                raise ValueError(
+                    f"source parameter {name} does not fit the stage-2 model (the same architecture "
+                    f"and at least its context are needed): {None if value is None else tuple(value.shape)} "
+                    f"vs {tuple(params[name].shape[1:])}"
+                )
             params[name][e] = value.to(dtype=params[name].dtype, device=params[name].device)

@@ -24,8 +24,18 @@ import warnings
 
 import numpy as np
 
-__all__ = ["crossover_point", "onset_point", "fit_exponents", "fit_power_laws", "scaling_points",
-           "scaling_exponents", "theory_points", "theory_exponents", "onset_calibration", "WHICH"]
+__all__ = [
+    "crossover_point",
+    "onset_point",
+    "fit_exponents",
+    "fit_power_laws",
+    "scaling_points",
+    "scaling_exponents",
+    "theory_points",
+    "theory_exponents",
+    "onset_calibration",
+    "WHICH",
+]
 
 WHICH = ("onset", "crossover")
 
@@ -240,12 +250,17 @@ def theory_points(study, which: str, model: str) -> np.ndarray:
     p = study.config.prior
     V, L = (np.array(x) for x in zip(*study.config.cells))  # (n_cells,) each: one vectorised solve per theory
     if which == "onset":
-        return np.asarray(onset_sample_size("linear_v2_bulk" if model == "bulk" else "linear_v2", V, L, prior=p),
-                          dtype=float).reshape(-1)
+        return np.asarray(
+            onset_sample_size("linear_v2_bulk" if model == "bulk" else "linear_v2", V, L, prior=p), dtype=float
+        ).reshape(-1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(crossover_sample_size(V, L, T=p.T, sigma_G2=p.sigma_G2, sigma_W2=p.sigma_W2,
-                                                criterion="half", bulk=model == "bulk"), dtype=float).reshape(-1)
+        return np.asarray(
+            crossover_sample_size(
+                V, L, T=p.T, sigma_G2=p.sigma_G2, sigma_W2=p.sigma_W2, criterion="half", bulk=model == "bulk"
+            ),
+            dtype=float,
+        ).reshape(-1)
 
 
 def theory_exponents(study, which: str, model: str, points=None) -> dict:

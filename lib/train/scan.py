@@ -66,7 +66,10 @@ class TransitionScan:
         """Number of distinct converged minima (clustered on ``field``) at each fine-grid ``P``."""
         values = getattr(self.fine, self.field)
         return np.array(
-            [count_minima(values[i], self.fine.grad_norm[i], atol=self.atol, gtol=self.gtol) for i in range(len(self.fine.P))]
+            [
+                count_minima(values[i], self.fine.grad_norm[i], atol=self.atol, gtol=self.gtol)
+                for i in range(len(self.fine.P))
+            ]
         )
 
 
@@ -96,10 +99,14 @@ def scan_transition(
     if not (atol > 0 and gtol > 0):
         raise ValueError(f"atol and gtol must be > 0, got {atol}, {gtol}")
     grid = tuple(sorted(cfg.P_grid))
-    coarse = fit_copy_map(dataclasses.replace(cfg, P_grid=grid), cache=cache, device=device, desc=f"{cfg.kind}: coarse grid")
+    coarse = fit_copy_map(
+        dataclasses.replace(cfg, P_grid=grid), cache=cache, device=device, desc=f"{cfg.kind}: coarse grid"
+    )
     k = steepest_step(coarse.filtered(field))
     fine_grid = refine_grid(int(coarse.P[k]), int(coarse.P[k + 1]), n_fine)
     if len(fine_grid) < 3:
         raise ValueError(f"the steepest coarse step [{coarse.P[k]}, {coarse.P[k + 1]}] is too narrow to refine")
-    fine = fit_copy_map(dataclasses.replace(cfg, P_grid=fine_grid), cache=cache, device=device, desc=f"{cfg.kind}: fine grid")
+    fine = fit_copy_map(
+        dataclasses.replace(cfg, P_grid=fine_grid), cache=cache, device=device, desc=f"{cfg.kind}: fine grid"
+    )
     return TransitionScan(coarse=coarse, fine=fine, field=field, atol=atol, gtol=gtol)

@@ -51,8 +51,10 @@ class SGLDConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if isinstance(self.step_size, bool) or not isinstance(self.step_size, (int, float)) or not (
-            math.isfinite(self.step_size) and self.step_size > 0
+        if (
+            isinstance(self.step_size, bool)
+            or not isinstance(self.step_size, (int, float))
+            or not (math.isfinite(self.step_size) and self.step_size > 0)
         ):
             raise ValueError(f"step_size must be a finite number > 0, got {self.step_size!r}")
         for name, minimum in (("steps", 2), ("thin", 1), ("seed", 0)):
@@ -95,8 +97,15 @@ EnergyFn = Callable[[Mapping[str, torch.Tensor]], torch.Tensor]
 ObserveFn = Callable[[Mapping[str, torch.Tensor]], Mapping[str, torch.Tensor]]
 
 
-def langevin(params: Mapping[str, torch.Tensor], energy: EnergyFn, observe: ObserveFn, cfg: SGLDConfig, *, desc: str | None = None,
-             step_scale: torch.Tensor | None = None) -> LangevinRun:
+def langevin(
+    params: Mapping[str, torch.Tensor],
+    energy: EnergyFn,
+    observe: ObserveFn,
+    cfg: SGLDConfig,
+    *,
+    desc: str | None = None,
+    step_scale: torch.Tensor | None = None,
+) -> LangevinRun:
     r"""Run ``E`` Langevin chains at once.
 
     Parameters

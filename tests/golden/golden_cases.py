@@ -61,9 +61,11 @@ def tensor_stats(prefix: str, x, n_entries: int = 4) -> dict[str, Quantity]:
     v = np.asarray(x, dtype=np.float64).ravel()
     sumsq = float(np.dot(v, v))
     idx = np.unique(np.linspace(0, v.size - 1, n_entries).round().astype(int))
-    return {f"{prefix}.sum": Quantity(np.array([v.sum()]), math.sqrt(sumsq)),
-            f"{prefix}.sumsq": Quantity(np.array([sumsq])),
-            f"{prefix}.entries": Quantity(v[idx], math.sqrt(sumsq / v.size))}  # fmt: skip
+    return {
+        f"{prefix}.sum": Quantity(np.array([v.sum()]), math.sqrt(sumsq)),
+        f"{prefix}.sumsq": Quantity(np.array([sumsq])),
+        f"{prefix}.entries": Quantity(v[idx], math.sqrt(sumsq / v.size)),
+    }
 
 
 #: Parameters left out of the summaries: the MLP-Mixer's output bias ``tm_b2`` (:mod:`lib.models.mixers`) adds one
@@ -158,9 +160,19 @@ def gpt_config(members: int = 3, **kw):
     from lib.train import GPTRunConfig, Member
 
     task = _linear_map_task()
-    base = dict(members=tuple(Member(task, seed=e, bias=2.0 if e == 1 else 0.0) for e in range(members)), n_heads=2,
-                d_head=4, n_layers=2, d_mlp=16, init_std=0.2, tokens_per_step=64, steps=16, lr=1e-2, eval_every=2,
-                eval_tokens=64)  # fmt: skip
+    base = dict(
+        members=tuple(Member(task, seed=e, bias=2.0 if e == 1 else 0.0) for e in range(members)),
+        n_heads=2,
+        d_head=4,
+        n_layers=2,
+        d_mlp=16,
+        init_std=0.2,
+        tokens_per_step=64,
+        steps=16,
+        lr=1e-2,
+        eval_every=2,
+        eval_tokens=64,
+    )
     base.update(kw)
     return GPTRunConfig(**base)
 
@@ -188,16 +200,34 @@ def _mixer_member_config(mixer: str):
     from lib.train import GPTRunConfig, Member
 
     task = _linear_map_task()
-    return GPTRunConfig(members=(Member(task, seed=0), Member(task, seed=1)), n_heads=2, d_head=4, n_layers=1,
-                        d_mlp=16, init_std=0.2, tokens_per_step=64, steps=10, lr=1e-2, eval_every=2, eval_tokens=64,
-                        mixer=mixer, d_state=4)  # fmt: skip
+    return GPTRunConfig(
+        members=(Member(task, seed=0), Member(task, seed=1)),
+        n_heads=2,
+        d_head=4,
+        n_layers=1,
+        d_mlp=16,
+        init_std=0.2,
+        tokens_per_step=64,
+        steps=10,
+        lr=1e-2,
+        eval_every=2,
+        eval_tokens=64,
+        mixer=mixer,
+        d_state=4,
+    )
 
 
 def _copy_map_config(kind: str, **adam):
     from lib.train import AdamConfig, CopyMapConfig
 
-    return CopyMapConfig(kind, V=4, L=6, P_grid=(10, 200), init_seeds=(0, 1),
-                         adam=AdamConfig(**{"lr": 0.05, "steps": 40, "check_every": 10, **adam}))  # fmt: skip
+    return CopyMapConfig(
+        kind,
+        V=4,
+        L=6,
+        P_grid=(10, 200),
+        init_seeds=(0, 1),
+        adam=AdamConfig(**{"lr": 0.05, "steps": 40, "check_every": 10, **adam}),
+    )
 
 
 def _run_copy_map(cfg):
@@ -216,9 +246,15 @@ def _run_copy_map(cfg):
 def _copy_sgld_config(kind: str, **sgld):
     from lib.train import CopySGLDConfig, SGLDConfig
 
-    return CopySGLDConfig(kind, V=4, L=6, P_grid=(10, 200), random_chains=2, copy_chains=1,
-                          sgld=SGLDConfig(**{"step_size": 2e-3, "steps": 80, "burn_in": 0.5, "thin": 10, "seed": 3,
-                                             **sgld}))  # fmt: skip
+    return CopySGLDConfig(
+        kind,
+        V=4,
+        L=6,
+        P_grid=(10, 200),
+        random_chains=2,
+        copy_chains=1,
+        sgld=SGLDConfig(**{"step_size": 2e-3, "steps": 80, "burn_in": 0.5, "thin": 10, "seed": 3, **sgld}),
+    )
 
 
 def _run_copy_sgld(cfg):
@@ -235,9 +271,14 @@ def lm_config():
     and synthetic corpus at 16 tokens a row, 32 AdamW steps of 4 rows (2 of warm-up), checkpoints at 0 and 32."""
     from lib.lm import CorpusConfig, MiniSuiteConfig, ModelSize, TrainConfig
 
-    return MiniSuiteConfig(prefix="golden", sizes=(ModelSize("g", 1, 16, 2),), seeds=(0,),
-                           train=TrainConfig(steps=32, batch_size=4, warmup=2), corpus=CorpusConfig(seq_len=16),
-                           checkpoints=(0, 32))  # fmt: skip
+    return MiniSuiteConfig(
+        prefix="golden",
+        sizes=(ModelSize("g", 1, 16, 2),),
+        seeds=(0,),
+        train=TrainConfig(steps=32, batch_size=4, warmup=2),
+        corpus=CorpusConfig(seq_len=16),
+        checkpoints=(0, 32),
+    )
 
 
 def _run_lm(cfg):
@@ -261,36 +302,79 @@ def _cases() -> dict[str, Case]:
     from lib.models import MIXERS
 
     cases = [
-        Case("gpt_reference", gpt_config, _run_gpt_reference, 1e-4,
-             "lib.train.train_gpt (cache=False), the reference GPT trainer: 3 stacked 2-layer attention GPTs (one "
-             "with an attention bias) on a 4-bit linear map, 16 Adam steps; training and held-out losses, attention "
-             "mass and entropy, final parameters."),
-        Case("fast_fp32", lambda: _fast_config("fp32"), _run_fast, 1e-4,
-             "lib.train.run_fast at precision fp32 (lib.models.train_logits): the gpt_reference run through the fast "
-             "forward."),
-        Case("fast_bf16", lambda: _fast_config("bf16", members=2, n_layers=1, steps=10), _run_fast, 1e-3,
-             "lib.train.run_fast at precision bf16 (bfloat16 matrix products): 2 one-layer members, 10 steps (kept "
-             "tiny: bfloat16 products are slow on CPUs without native bfloat16)."),
+        Case(
+            "gpt_reference",
+            gpt_config,
+            _run_gpt_reference,
+            1e-4,
+            "lib.train.train_gpt (cache=False), the reference GPT trainer: 3 stacked 2-layer attention GPTs (one "
+            "with an attention bias) on a 4-bit linear map, 16 Adam steps; training and held-out losses, attention "
+            "mass and entropy, final parameters.",
+        ),
+        Case(
+            "fast_fp32",
+            lambda: _fast_config("fp32"),
+            _run_fast,
+            1e-4,
+            "lib.train.run_fast at precision fp32 (lib.models.train_logits): the gpt_reference run through the fast "
+            "forward.",
+        ),
+        Case(
+            "fast_bf16",
+            lambda: _fast_config("bf16", members=2, n_layers=1, steps=10),
+            _run_fast,
+            1e-3,
+            "lib.train.run_fast at precision bf16 (bfloat16 matrix products): 2 one-layer members, 10 steps (kept "
+            "tiny: bfloat16 products are slow on CPUs without native bfloat16).",
+        ),
     ]
     for mixer in MIXERS:
-        cases.append(Case(f"mixer_{mixer}", lambda m=mixer: _mixer_member_config(m), _run_gpt_reference, 1e-4,
-                          f"lib.train.train_gpt with mixer={mixer!r}: 2 one-layer GPTs with this token mixer, 10 Adam "
-                          "steps; losses and final parameters (its init, its forward in the training form, its "
-                          "gradients)."))
+        cases.append(
+            Case(
+                f"mixer_{mixer}",
+                lambda m=mixer: _mixer_member_config(m),
+                _run_gpt_reference,
+                1e-4,
+                f"lib.train.train_gpt with mixer={mixer!r}: 2 one-layer GPTs with this token mixer, 10 Adam "
+                "steps; losses and final parameters (its init, its forward in the training form, its "
+                "gradients).",
+            )
+        )
     for kind in ("softmax", "linear"):
-        cases.append(Case(f"copy_map_{kind}", lambda k=kind: _copy_map_config(k), _run_copy_map, 1e-9,
-                          f"lib.train.fit_copy_map (cache=False), copy-head Adam ({kind} attention, float64): 2 data "
-                          "sizes x 3 initialisations, 40 steps; U, losses, target attention, gradient norm, A, W."))
+        cases.append(
+            Case(
+                f"copy_map_{kind}",
+                lambda k=kind: _copy_map_config(k),
+                _run_copy_map,
+                1e-9,
+                f"lib.train.fit_copy_map (cache=False), copy-head Adam ({kind} attention, float64): 2 data "
+                "sizes x 3 initialisations, 40 steps; U, losses, target attention, gradient norm, A, W.",
+            )
+        )
     for kind in ("softmax", "linear"):
-        cases.append(Case(f"copy_sgld_{kind}", lambda k=kind: _copy_sgld_config(k), _run_copy_sgld, 1e-9,
-                          f"lib.train.sample_copy_posterior (cache=False), SGLD through lib.train.langevin ({kind} "
-                          "attention, float64): 2 data sizes x 3 chains, 80 steps, 4 recorded samples each."))
-    cases.append(Case("lm_minisuite", lm_config, _run_lm, 5e-6,
-                      "lib.lm.minisuite.train_run: the mini-suite's GPT-NeoX training step (AdamW, warm-up, cosine, "
-                      "gradient clipping) on its synthetic corpus, 32 steps; the loss of every step and the final "
-                      "float16 checkpoint (at rtol 1e-3: one float16 rounding flipped by a last-bit difference of "
-                      "float32 moves a tensor's sum of |x| by up to 2^-10 of one entry).",
-                      rtol_for=(("checkpoint.", 1e-3),)))
+        cases.append(
+            Case(
+                f"copy_sgld_{kind}",
+                lambda k=kind: _copy_sgld_config(k),
+                _run_copy_sgld,
+                1e-9,
+                f"lib.train.sample_copy_posterior (cache=False), SGLD through lib.train.langevin ({kind} "
+                "attention, float64): 2 data sizes x 3 chains, 80 steps, 4 recorded samples each.",
+            )
+        )
+    cases.append(
+        Case(
+            "lm_minisuite",
+            lm_config,
+            _run_lm,
+            5e-6,
+            "lib.lm.minisuite.train_run: the mini-suite's GPT-NeoX training step (AdamW, warm-up, cosine, "
+            "gradient clipping) on its synthetic corpus, 32 steps; the loss of every step and the final "
+            "float16 checkpoint (at rtol 1e-3: one float16 rounding flipped by a last-bit difference of "
+            "float32 moves a tensor's sum of |x| by up to 2^-10 of one entry).",
+            rtol_for=(("checkpoint.", 1e-3),),
+        )
+    )
     return {c.name: c for c in cases}
 
 
@@ -322,10 +406,15 @@ def perturb_lr(config, factor: float = 1 + LR_PERTURBATION):
 # ------------------------------------------------------------------------------------------------ reference files
 def environment() -> dict[str, str]:
     """What a reference was written on: torch, numpy, Python, machine, the CPU capability torch dispatches to."""
-    env = {"torch": torch.__version__, "numpy": np.__version__, "python": platform.python_version(),
-           "machine": platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-           "ATEN_CPU_CAPABILITY": os.environ.get("ATEN_CPU_CAPABILITY", ""),
-           "threads": str(torch.get_num_threads())}  # fmt: skip
+    env = {
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "ATEN_CPU_CAPABILITY": os.environ.get("ATEN_CPU_CAPABILITY", ""),
+        "threads": str(torch.get_num_threads()),
+    }
     if "transformers" in sys.modules:
         env["transformers"] = sys.modules["transformers"].__version__
     return env
@@ -339,8 +428,11 @@ def to_json(name: str, summary: Mapping[str, Quantity]) -> str:
     """The reference file's text: header lines, then one line per quantity (floats written to round-trip)."""
     head = {"case": name, "doc": CASES[name].doc, "written_on": environment()}
     lines = ["{"] + [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()] + [' "quantities": {']
-    items = [f'  {json.dumps(q)}: {{"scale": {json.dumps(float(v.scale))}, "values": '
-             f"{json.dumps([float(x) for x in v.values])}}}" for q, v in summary.items()]  # fmt: skip
+    items = [
+        f'  {json.dumps(q)}: {{"scale": {json.dumps(float(v.scale))}, "values": '
+        f"{json.dumps([float(x) for x in v.values])}}}"
+        for q, v in summary.items()
+    ]
     return "\n".join(lines + [",\n".join(items), " }", "}"]) + "\n"
 
 
@@ -350,8 +442,9 @@ def load(name: str) -> dict:
     if not p.is_file():
         raise FileNotFoundError(f"no golden file {p}; write it with `python -m tests.golden.regen {name}`")
     data = json.loads(p.read_text(encoding="utf-8"))
-    data["quantities"] = {q: Quantity(np.array(v["values"], dtype=np.float64), float(v["scale"]))
-                          for q, v in data["quantities"].items()}  # fmt: skip
+    data["quantities"] = {
+        q: Quantity(np.array(v["values"], dtype=np.float64), float(v["scale"])) for q, v in data["quantities"].items()
+    }
     return data
 
 
@@ -374,8 +467,10 @@ class Mismatch:
         where = f"{self.case}: {self.quantity}" + ("" if self.index is None else f"[{self.index}]")
         if self.note:
             return f"{where}: {self.note}"
-        return (f"{where} = {self.actual!r}, golden {self.expected!r}: |diff| = {abs(self.actual - self.expected):.3g}"
-                f" > tolerance {self.tolerance:.3g} (rtol {self.rtol:g} x max(|golden|, scale {self.scale:.3g}))")
+        return (
+            f"{where} = {self.actual!r}, golden {self.expected!r}: |diff| = {abs(self.actual - self.expected):.3g}"
+            f" > tolerance {self.tolerance:.3g} (rtol {self.rtol:g} x max(|golden|, scale {self.scale:.3g}))"
+        )
 
 
 def deviations(golden: Mapping[str, Quantity], actual: Mapping[str, Quantity]) -> dict[str, float]:
@@ -396,21 +491,34 @@ def deviations(golden: Mapping[str, Quantity], actual: Mapping[str, Quantity]) -
     return out
 
 
-def compare(name: str, golden: Mapping[str, Quantity], actual: Mapping[str, Quantity],
-            rtol: float | None = None) -> list[Mismatch]:  # fmt: skip
+def compare(
+    name: str, golden: Mapping[str, Quantity], actual: Mapping[str, Quantity], rtol: float | None = None
+) -> list[Mismatch]:
     """Every value of ``actual`` outside its tolerance (``rtol``; default: the case's, :meth:`Case.tolerance`) of
     ``golden``, as :class:`Mismatch` es; an empty list means the summary matches."""
     out: list[Mismatch] = []
     for q in sorted(set(golden) | set(actual)):
         rtol_q = CASES[name].tolerance(q) if rtol is None else rtol
         if q not in actual or q not in golden:
-            out.append(Mismatch(name, q, None, math.nan, math.nan, 0.0, rtol_q, 0.0,
-                                "missing from the run" if q not in actual else "not in the golden file"))  # fmt: skip
+            out.append(
+                Mismatch(
+                    name,
+                    q,
+                    None,
+                    math.nan,
+                    math.nan,
+                    0.0,
+                    rtol_q,
+                    0.0,
+                    "missing from the run" if q not in actual else "not in the golden file",
+                )
+            )
             continue
         e, a, scale = golden[q].values, actual[q].values, golden[q].scale
         if e.shape != a.shape:
-            out.append(Mismatch(name, q, None, math.nan, math.nan, 0.0, rtol_q, scale,
-                                f"{a.size} values, golden {e.size}"))  # fmt: skip
+            out.append(
+                Mismatch(name, q, None, math.nan, math.nan, 0.0, rtol_q, scale, f"{a.size} values, golden {e.size}")
+            )
             continue
         tol = rtol_q * np.maximum(np.abs(e), scale)
         bad = ~((np.abs(a - e) <= tol) | (np.isnan(e) & np.isnan(a)))
@@ -443,5 +551,8 @@ def check(name: str, actual: Mapping[str, Quantity]) -> None:
 def same_bits(a: Mapping[str, Quantity], b: Mapping[str, Quantity]) -> bool:
     """Whether two summaries are identical to the bit (NaNs equal): the determinism check of a case."""
     return a.keys() == b.keys() and all(
-        a[q].values.shape == b[q].values.shape and np.array_equal(a[q].values, b[q].values, equal_nan=True)
-        and a[q].scale == b[q].scale for q in a)  # fmt: skip
+        a[q].values.shape == b[q].values.shape
+        and np.array_equal(a[q].values, b[q].values, equal_nan=True)
+        and a[q].scale == b[q].scale
+        for q in a
+    )

@@ -43,8 +43,11 @@ VARIANTS = {
     "avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
     "avx512-nobf16": {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE"},
     "avx2-all": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
-    "default-all": {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-                    "ONEDNN_MAX_CPU_ISA": "SSE41"},
+    "default-all": {
+        "ATEN_CPU_CAPABILITY": "default",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "ONEDNN_MAX_CPU_ISA": "SSE41",
+    },
 }
 
 
@@ -85,8 +88,10 @@ def check(names: list[str]) -> int:
         golden, actual = g.load(name)["quantities"], g.CASES[name].compute()
         mismatches, dev = g.compare(name, golden, actual), g.deviations(golden, actual)
         worst = max(dev, key=dev.get)
-        print(f"{name:28s} max deviation {dev[worst]:.3g} ({worst}), rtol {g.CASES[name].rtol:g}: "
-              f"{'ok' if not mismatches else f'{len(mismatches)} mismatch(es)'}")  # fmt: skip
+        print(
+            f"{name:28s} max deviation {dev[worst]:.3g} ({worst}), rtol {g.CASES[name].rtol:g}: "
+            f"{'ok' if not mismatches else f'{len(mismatches)} mismatch(es)'}"
+        )
         failed += bool(mismatches)
     return 1 if failed else 0
 
@@ -112,8 +117,12 @@ def measure(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for variant, extra in VARIANTS.items():
             out = Path(tmp) / f"{variant}.json"
-            subprocess.run([sys.executable, "-m", "tests.golden.regen", "--dump", str(out), *names], cwd=ROOT,
-                           env={**base, **extra}, check=True)  # fmt: skip
+            subprocess.run(
+                [sys.executable, "-m", "tests.golden.regen", "--dump", str(out), *names],
+                cwd=ROOT,
+                env={**base, **extra},
+                check=True,
+            )
             runs[variant] = json.loads(out.read_text(encoding="utf-8"))
             print(f"{variant}: {runs[variant]['environment']}", file=sys.stderr)
     print("largest deviation |actual - golden| / max(|golden|, scale) over each case's quantities:")
@@ -124,13 +133,18 @@ def measure(names: list[str]) -> None:
         devs = {v: g.deviations(golden, _summary_from_json(runs[v]["cases"][name])) for v in VARIANTS}
         pert = g.deviations(golden, _summary_from_json(runs["native"]["perturbed"][name]))
         secs = max(runs[v]["seconds"][name] for v in VARIANTS)
-        print(f"{name:26s} " + " ".join(f"{max(d.values()):11.2g}" for d in devs.values())
-              + f" {max(pert.values()):9.2g} {secs:5.2f}")  # fmt: skip
+        print(
+            f"{name:26s} "
+            + " ".join(f"{max(d.values()):11.2g}" for d in devs.values())
+            + f" {max(pert.values()):9.2g} {secs:5.2f}"
+        )
         worst = max(((d[q] / case.tolerance(q), q, v) for v, d in devs.items() for q in d), default=(0, "", ""))
         moved = max((pert[q] / case.tolerance(q), q) for q in pert)
         ratios[name] = (worst, moved)
-    print("in units of each quantity's tolerance (rtol_q): the worst kernel setting (must stay < 1) and the "
-          "perturbation (must exceed 1):")
+    print(
+        "in units of each quantity's tolerance (rtol_q): the worst kernel setting (must stay < 1) and the "
+        "perturbation (must exceed 1):"
+    )
     for name, ((w, wq, wv), (m, mq)) in ratios.items():
         print(f"{name:26s} kernels {w:9.2g} ({wq}, {wv})   lr x1.001 {m:9.3g} ({mq})")
 
@@ -140,8 +154,9 @@ def main(argv=None) -> int:
     parser.add_argument("cases", nargs="*", help="case names (default: all)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="compare with the committed goldens; write nothing")
-    mode.add_argument("--measure", action="store_true",
-                      help="deviations across CPU-kernel settings and of a perturbation")
+    mode.add_argument(
+        "--measure", action="store_true", help="deviations across CPU-kernel settings and of a perturbation"
+    )
     mode.add_argument("--dump", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     g = _cases()

@@ -130,8 +130,9 @@ def test_a_learning_rate_one_per_mille_off_fails(name):
         g.check(name, perturbed)
 
 
-@pytest.mark.parametrize("name, factor", [("gpt_reference", 1.001), ("fast_fp32", 1.001), ("mixer_attention", 1.001),
-                                          ("fast_bf16", 1.01)])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, factor", [("gpt_reference", 1.001), ("fast_fp32", 1.001), ("mixer_attention", 1.001), ("fast_bf16", 1.01)]
+)
 def test_a_scaled_gelu_fails(name, factor, monkeypatch):
     """Scaling the MLP's GELU output by ``factor`` (an arithmetic change inside the forward) is caught. In bfloat16 the
     GELU output is rounded to 8 bits before its product, which absorbs a factor 1.001 (below half a bfloat16 step,
@@ -147,11 +148,14 @@ def _reseeded_member(cfg):
     return dataclasses.replace(cfg, members=(*cfg.members[:2], dataclasses.replace(cfg.members[2], seed=7)))
 
 
-@pytest.mark.parametrize("name, change", [
-    ("gpt_reference", _reseeded_member),
-    ("copy_map_softmax", lambda c: dataclasses.replace(c, init_seeds=(0, 2))),
-    ("copy_sgld_softmax", lambda c: dataclasses.replace(c, sgld=dataclasses.replace(c.sgld, seed=4))),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, change",
+    [
+        ("gpt_reference", _reseeded_member),
+        ("copy_map_softmax", lambda c: dataclasses.replace(c, init_seeds=(0, 2))),
+        ("copy_sgld_softmax", lambda c: dataclasses.replace(c, sgld=dataclasses.replace(c.sgld, seed=4))),
+    ],
+)
 def test_another_seed_fails(name, change):
     """One initialisation (or noise) seed changed is caught."""
     case = g.CASES[name]
@@ -161,10 +165,20 @@ def test_another_seed_fails(name, change):
 # ------------------------------------------------------------------------------------------------ the comparison
 def test_comparison_names_case_quantity_values_and_tolerance():
     Q = g.Quantity
-    golden = {"loss": Q(np.array([1.0, 2.0])), "w.sum": Q(np.array([0.0]), 1.0), "gone": Q(np.array([1.0])),
-              "nan": Q(np.array([np.nan])), "short": Q(np.array([1.0, 2.0]))}  # fmt: skip
-    actual = {"loss": Q(np.array([1.0, 2.001])), "w.sum": Q(np.array([5e-5])), "new": Q(np.array([1.0])),
-              "nan": Q(np.array([np.nan])), "short": Q(np.array([1.0]))}  # fmt: skip
+    golden = {
+        "loss": Q(np.array([1.0, 2.0])),
+        "w.sum": Q(np.array([0.0]), 1.0),
+        "gone": Q(np.array([1.0])),
+        "nan": Q(np.array([np.nan])),
+        "short": Q(np.array([1.0, 2.0])),
+    }
+    actual = {
+        "loss": Q(np.array([1.0, 2.001])),
+        "w.sum": Q(np.array([5e-5])),
+        "new": Q(np.array([1.0])),
+        "nan": Q(np.array([np.nan])),
+        "short": Q(np.array([1.0])),
+    }
     found = {(m.quantity, m.index): m for m in g.compare("gpt_reference", golden, actual, rtol=1e-4)}
     assert set(found) == {("loss", 1), ("gone", None), ("new", None), ("short", None)}  # w.sum: within 1e-4 x scale 1
     loss = found[("loss", 1)]

@@ -20,22 +20,38 @@ def _attention_shapes(cfg):
 
 
 #: The transformer's softmax attention (run and initialised by :mod:`lib.models.gpt` itself).
-ATTENTION = MixerSpec(name="attention", summary="softmax attention (the transformer)", shapes=_attention_shapes,
-                      init=None, forward=None)  # fmt: skip
+ATTENTION = MixerSpec(
+    name="attention", summary="softmax attention (the transformer)", shapes=_attention_shapes, init=None, forward=None
+)
 
 MIXERS: dict[str, MixerSpec] = {
     spec.name: spec
-    for spec in (ATTENTION, mlp_mixer.SPEC, mamba.SPEC, deltanet.SPEC, rwkv.SPEC, mlstm.SPEC, linear_rnn.SPEC,
-                 mlp_mixer.UNMASKED)  # fmt: skip
+    for spec in (
+        ATTENTION,
+        mlp_mixer.SPEC,
+        mamba.SPEC,
+        deltanet.SPEC,
+        rwkv.SPEC,
+        mlstm.SPEC,
+        linear_rnn.SPEC,
+        mlp_mixer.UNMASKED,
+    )
 }
 
 #: The seven architectures of paper B's comparison (the unmasked mixer is a control, not one of them).
 ARCHITECTURES = ("attention", "mlp_mixer", "mamba", "deltanet", "rwkv", "mlstm", "linear_rnn")
 
 #: Display names.
-LABELS = {"attention": "Transformer", "mlp_mixer": "MLP-Mixer", "mamba": "Mamba", "deltanet": "Gated DeltaNet",
-          "rwkv": "RWKV", "mlstm": "mLSTM (xLSTM)", "linear_rnn": "linear RNN (LRU)",
-          "mlp_mixer_unmasked": "unmasked MLP-Mixer"}  # fmt: skip
+LABELS = {
+    "attention": "Transformer",
+    "mlp_mixer": "MLP-Mixer",
+    "mamba": "Mamba",
+    "deltanet": "Gated DeltaNet",
+    "rwkv": "RWKV",
+    "mlstm": "mLSTM (xLSTM)",
+    "linear_rnn": "linear RNN (LRU)",
+    "mlp_mixer_unmasked": "unmasked MLP-Mixer",
+}
 
 
 def get_mixer(name: str) -> MixerSpec:

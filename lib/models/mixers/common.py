@@ -17,8 +17,19 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-__all__ = ["MixerSpec", "ChannelSpec", "lin", "causal_conv", "token_shift", "normal", "uniform", "resid_scale",
-           "check_form", "CONV_WIDTH", "SHORT"]  # fmt: skip
+__all__ = [
+    "MixerSpec",
+    "ChannelSpec",
+    "lin",
+    "causal_conv",
+    "token_shift",
+    "normal",
+    "uniform",
+    "resid_scale",
+    "check_form",
+    "CONV_WIDTH",
+    "SHORT",
+]
 
 #: Width of the short causal depthwise convolution used by Mamba, Gated DeltaNet and the mLSTM (as in their papers).
 CONV_WIDTH = 4

@@ -42,8 +42,16 @@ __all__ = ["SPEC", "delta_rule"]
 
 def _shapes(cfg):
     d, H, a = cfg.width, cfg.n_heads, cfg.n_heads * cfg.d_head
-    return {"dn_qkv": (d, 3 * a), "dn_conv_w": (3 * a, CONV_WIDTH), "dn_ab": (d, 2 * H), "dn_A_log": (H,),
-            "dn_dt_b": (H,), "dn_gate": (d, a), "dn_norm": (cfg.d_head,), "dn_out": (a, d)}  # fmt: skip
+    return {
+        "dn_qkv": (d, 3 * a),
+        "dn_conv_w": (3 * a, CONV_WIDTH),
+        "dn_ab": (d, 2 * H),
+        "dn_A_log": (H,),
+        "dn_dt_b": (H,),
+        "dn_gate": (d, a),
+        "dn_norm": (cfg.d_head,),
+        "dn_out": (a, d),
+    }
 
 
 def _init(name, shape, cfg, layer, g):

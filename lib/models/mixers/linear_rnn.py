@@ -34,8 +34,15 @@ def _n(cfg) -> int:
 
 def _shapes(cfg):
     d, N = cfg.width, _n(cfg)
-    return {"lr_nu": (N,), "lr_theta": (N,), "lr_B_re": (d, N), "lr_B_im": (d, N), "lr_C_re": (N, d),
-            "lr_C_im": (N, d), "lr_D": (d,)}  # fmt: skip
+    return {
+        "lr_nu": (N,),
+        "lr_theta": (N,),
+        "lr_B_re": (d, N),
+        "lr_B_im": (d, N),
+        "lr_C_re": (N, d),
+        "lr_C_im": (N, d),
+        "lr_D": (d,),
+    }
 
 
 def _init(name, shape, cfg, layer, g):

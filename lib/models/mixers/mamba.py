@@ -40,8 +40,17 @@ def _dims(cfg) -> tuple[int, int, int]:
 def _shapes(cfg):
     di, N, R = _dims(cfg)
     d = cfg.width
-    return {"mb_in": (d, 2 * di), "mb_conv_w": (di, CONV_WIDTH), "mb_conv_b": (di,), "mb_x": (di, R + 2 * N),
-            "mb_dt_w": (R, di), "mb_dt_b": (di,), "mb_A_log": (di, N), "mb_D": (di,), "mb_out": (di, d)}  # fmt: skip
+    return {
+        "mb_in": (d, 2 * di),
+        "mb_conv_w": (di, CONV_WIDTH),
+        "mb_conv_b": (di,),
+        "mb_x": (di, R + 2 * N),
+        "mb_dt_w": (R, di),
+        "mb_dt_b": (di,),
+        "mb_A_log": (di, N),
+        "mb_D": (di,),
+        "mb_out": (di, d),
+    }
 
 
 def _init(name, shape, cfg, layer, g):

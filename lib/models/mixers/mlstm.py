@@ -41,9 +41,18 @@ __all__ = ["SPEC", "mlstm_cell"]
 
 def _shapes(cfg):
     d, H, a = cfg.width, cfg.n_heads, cfg.n_heads * cfg.d_head
-    return {"ml_conv_w": (d, CONV_WIDTH), "ml_conv_b": (d,), "ml_qk": (d, 2 * a), "ml_v": (d, a),
-            "ml_if": (d, 2 * H), "ml_i_b": (H,), "ml_f_b": (H,), "ml_og": (d, a), "ml_norm": (cfg.d_head,),
-            "ml_out": (a, d)}  # fmt: skip
+    return {
+        "ml_conv_w": (d, CONV_WIDTH),
+        "ml_conv_b": (d,),
+        "ml_qk": (d, 2 * a),
+        "ml_v": (d, a),
+        "ml_if": (d, 2 * H),
+        "ml_i_b": (H,),
+        "ml_f_b": (H,),
+        "ml_og": (d, a),
+        "ml_norm": (cfg.d_head,),
+        "ml_out": (a, d),
+    }
 
 
 def _init(name, shape, cfg, layer, g):

@@ -37,8 +37,17 @@ def _ratios(cfg, layer):
 
 def _shapes(cfg):
     d = cfg.width
-    return {"rw_mu_k": (d,), "rw_mu_v": (d,), "rw_mu_r": (d,), "rw_decay": (d,), "rw_first": (d,),
-            "rw_k": (d, d), "rw_v": (d, d), "rw_r": (d, d), "rw_o": (d, d)}  # fmt: skip
+    return {
+        "rw_mu_k": (d,),
+        "rw_mu_v": (d,),
+        "rw_mu_r": (d,),
+        "rw_decay": (d,),
+        "rw_first": (d,),
+        "rw_k": (d, d),
+        "rw_v": (d, d),
+        "rw_r": (d, d),
+        "rw_o": (d, d),
+    }
 
 
 def _init(name, shape, cfg, layer, g):
@@ -79,7 +88,7 @@ def wkv(k: torch.Tensor, v: torch.Tensor, w: torch.Tensor, u: torch.Tensor, mode
             num, den, p = e1 * num + e2 * vt, e1 * den + e2, q
         return torch.stack(out, 2)
     t = torch.arange(L, device=k.device, dtype=k.dtype)
-    lag = (t[:, None] - 1 - t[None, :])  # (L, L): t-1-s
+    lag = t[:, None] - 1 - t[None, :]  # (L, L): t-1-s
     kc = k.permute(0, 1, 3, 2)  # (E, B, d, L)
     logits = -lag * w[..., None, None] + kc[..., None, :]  # (E, B, d, L, L)
     diag = torch.eye(L, dtype=torch.bool, device=k.device)

@@ -24,12 +24,17 @@ __all__ = ["STUDIES", "STAGED", "make_study", "paper_records", "study_record", "
 
 
 #: ``{name: function returning the PaperStudy}`` (``b-mixer`` takes ``data_dir``: its rates come from a study).
-STUDIES: dict[str, Callable[..., PaperStudy]] = {"b-sparsity": b_sparsity, "b-heads-one": b_heads_one,
-                                                 "bf16-calibration": bf16_calibration, "b-random": b_random,
-                                                 "b-mixer-tuning": b_mixer_tuning, "b-mixer": b_mixer,
-                                                 "b-heads": b_heads,
-                                                 "b-mixer-tuning-gpt2": lambda: b_mixer_tuning("-gpt2"),
-                                                 "b-mixer-gpt2": lambda data_dir=DATA_DIR: b_mixer(data_dir, "-gpt2")}
+STUDIES: dict[str, Callable[..., PaperStudy]] = {
+    "b-sparsity": b_sparsity,
+    "b-heads-one": b_heads_one,
+    "bf16-calibration": bf16_calibration,
+    "b-random": b_random,
+    "b-mixer-tuning": b_mixer_tuning,
+    "b-mixer": b_mixer,
+    "b-heads": b_heads,
+    "b-mixer-tuning-gpt2": lambda: b_mixer_tuning("-gpt2"),
+    "b-mixer-gpt2": lambda data_dir=DATA_DIR: b_mixer(data_dir, "-gpt2"),
+}
 #: Studies whose units depend on another study's committed result: ``{name: the study it needs}``.
 STAGED = {"b-mixer": "b-mixer-tuning", "b-mixer-gpt2": "b-mixer-tuning-gpt2"}
 
@@ -57,13 +62,27 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
         measured = resolve(study.measures)(record["summary"])
         for cid, m in measured.items():
             chapter = m.get("chapter") or REGISTRY[cid].checks[0].chapter
-            note = (f"paper-scale study {name}: {record['done']} of {record['of']} units, {record['cpu_hours']} "
-                    f"CPU-hours ({', '.join(record['cpu_capability'])}); `{record['command']}`")  # fmt: skip
-            records.append(build_record(cid, chapter, m.get("value"), control=m.get("control"),
-                                        samples=m.get("samples"), interval=m.get("interval"), text=m.get("text"),
-                                        note=note, scale="paper",
-                                        committed=f"the paper-scale study {name} (data/paper/)",
-                                        incomplete=m.get("incomplete", ()), robustness=[], extra={"study": name}))  # fmt: skip
+            note = (
+                f"paper-scale study {name}: {record['done']} of {record['of']} units, {record['cpu_hours']} "
+                f"CPU-hours ({', '.join(record['cpu_capability'])}); `{record['command']}`"
+            )
+            records.append(
+                build_record(
+                    cid,
+                    chapter,
+                    m.get("value"),
+                    control=m.get("control"),
+                    samples=m.get("samples"),
+                    interval=m.get("interval"),
+                    text=m.get("text"),
+                    note=note,
+                    scale="paper",
+                    committed=f"the paper-scale study {name} (data/paper/)",
+                    incomplete=m.get("incomplete", ()),
+                    robustness=[],
+                    extra={"study": name},
+                )
+            )
     return records
 
 
@@ -86,8 +105,11 @@ def paper_claim(id: str, data_dir: Path | str = DATA_DIR, show: bool = True):
     if show:
         from IPython.display import HTML, display
 
-        display(HTML(record._repr_html_()) if record is not None else
-                HTML(f"<p><em>Claim {id} at paper scale: not run (no committed study measures it yet).</em></p>"))
+        display(
+            HTML(record._repr_html_())
+            if record is not None
+            else HTML(f"<p><em>Claim {id} at paper scale: not run (no committed study measures it yet).</em></p>")
+        )
     return record
 
 

@@ -43,8 +43,12 @@ def _grid_units(keys, stop_below: float):
     for H, dh, k in keys:
         grid = runs["grid", H, dh]
         member = next(m for m in grid.members if m.seed == k)
-        out.append(unit("lib.studies._units:fast_curves",
-                        FastRunConfig(replace(grid, members=(member,), stop_below=stop_below), "fp32")))
+        out.append(
+            unit(
+                "lib.studies._units:fast_curves",
+                FastRunConfig(replace(grid, members=(member,), stop_below=stop_below), "fp32"),
+            )
+        )
     return tuple(out)
 
 
@@ -77,24 +81,36 @@ def heads_one_measures(summary: dict) -> dict:
     (one, one_got), (most, most_got) = sorted(summary["heads"].items(), key=lambda kv: int(kv[0]))
     if one_got["done"] == 0:
         return {}
-    missing = [f"{g['of'] - g['done']} of {g['of']} runs with H = {H} not done yet"
-               for H, g in ((one, one_got), (most, most_got)) if g["done"] < g["of"]]  # fmt: skip
-    return {"B-heads-one": {
-        "value": one_got["left"],
-        "control": most_got["left"] if most_got["done"] else None,
-        "text": (f"runs with H={one} that leave the plateau: {one_got['left']} of {one_got['done']} done; with H={most}: "
-                 f"{most_got['left']} of {most_got['done']} done (d_head 4, 8, 16; d_model = H × d_head)"),
-        "incomplete": missing,
-    }}  # fmt: skip
+    missing = [
+        f"{g['of'] - g['done']} of {g['of']} runs with H = {H} not done yet"
+        for H, g in ((one, one_got), (most, most_got))
+        if g["done"] < g["of"]
+    ]
+    return {
+        "B-heads-one": {
+            "value": one_got["left"],
+            "control": most_got["left"] if most_got["done"] else None,
+            "text": (
+                f"runs with H={one} that leave the plateau: {one_got['left']} of {one_got['done']} done; with H={most}: "
+                f"{most_got['left']} of {most_got['done']} done (d_head 4, 8, 16; d_model = H × d_head)"
+            ),
+            "incomplete": missing,
+        }
+    }
 
 
 def b_heads_one() -> PaperStudy:
     """One head against the most heads of paper B's grid on the linear map (module docstring): 18 units."""
-    return PaperStudy("b-heads-one", ("B-heads-one",),
-                      "paper B's heads × head-size grid on the linear map (S = 16, s = 3, 10,000 steps of 8,192 "
-                      "tokens, lr 1e-3, head sizes 4, 8, 16, 3 seeds): H = 1 and, as the control, H = 32, float32; "
-                      "a unit stops once it leaves the plateau", _heads_one_units(),
-                      "lib.studies.paper.heads:heads_one_summary", "lib.studies.paper.heads:heads_one_measures")  # fmt: skip
+    return PaperStudy(
+        "b-heads-one",
+        ("B-heads-one",),
+        "paper B's heads × head-size grid on the linear map (S = 16, s = 3, 10,000 steps of 8,192 "
+        "tokens, lr 1e-3, head sizes 4, 8, 16, 3 seeds): H = 1 and, as the control, H = 32, float32; "
+        "a unit stops once it leaves the plateau",
+        _heads_one_units(),
+        "lib.studies.paper.heads:heads_one_summary",
+        "lib.studies.paper.heads:heads_one_measures",
+    )
 
 
 #: B-heads' tie margin (chapter 6 uses the same): two mean final losses closer than this are a tie (both solved, or
@@ -123,8 +139,15 @@ def heads_summary(values) -> dict:
         raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
     config = WidthStudyConfig.paper()
     seeds = list(config.seeds)
-    out = {"heads": list(config.heads), "d_heads": list(config.d_heads), "seeds": seeds, "budget": config.lm_steps,
-           "final": {}, "exit": {}, "steps_run": {}}
+    out = {
+        "heads": list(config.heads),
+        "d_heads": list(config.d_heads),
+        "seeds": seeds,
+        "budget": config.lm_steps,
+        "final": {},
+        "exit": {},
+        "steps_run": {},
+    }
     for H in config.heads:
         for dh in config.d_heads:
             for part in ("final", "exit", "steps_run"):
@@ -152,33 +175,48 @@ def heads_measures(summary: dict) -> dict:
     complete = [i for i in range(len(seeds)) if all(final[f"{H},{dh}"][i] is not None for H in heads for dh in d_heads)]
     if not complete:
         return {}
-    loss = np.array([[[final[f"{H},{dh}"][i] for i in complete] for H in heads] for dh in d_heads])  # (d_head, H, seeds)
+    loss = np.array(
+        [[[final[f"{H},{dh}"][i] for i in complete] for H in heads] for dh in d_heads]
+    )  # (d_head, H, seeds)
     pairs = heads_vs_head_size(loss, heads, d_heads, HEADS_TIE)
     n = len(complete)
-    interval = (group_bootstrap_interval(lambda i: heads_vs_head_size(loss, heads, d_heads, HEADS_TIE, i)["share"], n)
-                if n >= 2 else None)  # fmt: skip
+    interval = (
+        group_bootstrap_interval(lambda i: heads_vs_head_size(loss, heads, d_heads, HEADS_TIE, i)["share"], n)
+        if n >= 2
+        else None
+    )
     left = {H: sum(isinstance(summary["exit"][f"{H},{dh}"][i], int) for dh in d_heads for i in complete) for H in heads}
     missing = [f"seed {seeds[i]}'s grid not done yet" for i in range(len(seeds)) if i not in complete]
-    return {"B-heads": {
-        "value": pairs["share"], "interval": interval,
-        "control": heads_halves_control(loss, HEADS_TIE) if n >= 2 else None,
-        "text": (f"doubling H beat doubling d_head (same d_model) in {pairs['more']} of "
-                 f"{pairs['more'] + pairs['bigger']} decisive pairs ({pairs['ties']} ties; mean final output-bit loss "
-                 f"over {n} seed{'s' if n > 1 else ''}); runs that left the plateau, per H: "
-                 + ", ".join(f"H={H}: {k} of {len(d_heads) * n}" for H, k in left.items())),
-        "incomplete": missing,
-    }}  # fmt: skip
+    return {
+        "B-heads": {
+            "value": pairs["share"],
+            "interval": interval,
+            "control": heads_halves_control(loss, HEADS_TIE) if n >= 2 else None,
+            "text": (
+                f"doubling H beat doubling d_head (same d_model) in {pairs['more']} of "
+                f"{pairs['more'] + pairs['bigger']} decisive pairs ({pairs['ties']} ties; mean final output-bit loss "
+                f"over {n} seed{'s' if n > 1 else ''}); runs that left the plateau, per H: "
+                + ", ".join(f"H={H}: {k} of {len(d_heads) * n}" for H, k in left.items())
+            ),
+            "incomplete": missing,
+        }
+    }
 
 
 def b_heads() -> PaperStudy:
     """Paper B's whole heads × head-size grid on the linear map, run to its budget or until solved well below the tie
     margin (module docstring): 54 units."""
-    return PaperStudy("b-heads", ("B-heads",),
-                      "paper B's heads × head-size grid on the linear map (S = 16, s = 3, H = 1 to 32, head sizes 4, 8, "
-                      "16, d_model = H × d_head, 10,000 steps of 8,192 tokens, lr 1e-3, 3 seeds), float32; a unit "
-                      "stops once its output-bit loss is below half the tie margin (0.005), after which it could move "
-                      "by less than the margin: the final loss of chapter 6's measure, without the steps of a solved run",
-                      _heads_units(), "lib.studies.paper.heads:heads_summary", "lib.studies.paper.heads:heads_measures")  # fmt: skip
+    return PaperStudy(
+        "b-heads",
+        ("B-heads",),
+        "paper B's heads × head-size grid on the linear map (S = 16, s = 3, H = 1 to 32, head sizes 4, 8, "
+        "16, d_model = H × d_head, 10,000 steps of 8,192 tokens, lr 1e-3, 3 seeds), float32; a unit "
+        "stops once its output-bit loss is below half the tie margin (0.005), after which it could move "
+        "by less than the margin: the final loss of chapter 6's measure, without the steps of a solved run",
+        _heads_units(),
+        "lib.studies.paper.heads:heads_summary",
+        "lib.studies.paper.heads:heads_measures",
+    )
 
 
 #: Fresh seeds of ``bf16-calibration`` (used by no other study).

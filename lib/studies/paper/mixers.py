@@ -47,8 +47,12 @@ def _mixer_tuning_units(init: str):
     out = []
     for arch, s, lr in _mixer_tuning_keys():
         stack = t.run_config(arch, "linear map")  # every (s, lr) of the grid in one stack; a unit holds one of them
-        out.append(unit("lib.studies._units:reference_curves",
-                        replace(stack, members=(Member(t.lm_task(s), seed=t.tune_seed),), lr=lr, init=init)))
+        out.append(
+            unit(
+                "lib.studies._units:reference_curves",
+                replace(stack, members=(Member(t.lm_task(s), seed=t.tune_seed),), lr=lr, init=init),
+            )
+        )
     return tuple(out)
 
 
@@ -69,14 +73,29 @@ def mixer_tuning_summary(values) -> dict:
         scores = []
         for lr in t.lrs:
             runs = [by[arch, s, lr] for s in t.lm_s]
-            scores.append(None if None in runs else float(np.mean(
-                [mean_loss_over_budget(v["pred_loss"], t.lm_steps, t.eval_every)[0] for v in runs])))
+            scores.append(
+                None
+                if None in runs
+                else float(np.mean([mean_loss_over_budget(v["pred_loss"], t.lm_steps, t.eval_every)[0] for v in runs]))
+            )
         best = None if None in scores else t.lrs[int(np.argmin(scores))]
-        left = [[s for s in t.lm_s if by[arch, s, lr] is not None
-                 and float(np.min(by[arch, s, lr]["pred_loss"])) < LINEAR_MAP_EXIT] for lr in t.lrs]
-        out["archs"][arch] = {"scores": scores, "best_lr": best, "left_plateau": left,
-                              "steps_run": {str(s): [None if by[arch, s, lr] is None else by[arch, s, lr]["steps_run"]
-                                                     for lr in t.lrs] for s in t.lm_s}}  # fmt: skip
+        left = [
+            [
+                s
+                for s in t.lm_s
+                if by[arch, s, lr] is not None and float(np.min(by[arch, s, lr]["pred_loss"])) < LINEAR_MAP_EXIT
+            ]
+            for lr in t.lrs
+        ]
+        out["archs"][arch] = {
+            "scores": scores,
+            "best_lr": best,
+            "left_plateau": left,
+            "steps_run": {
+                str(s): [None if by[arch, s, lr] is None else by[arch, s, lr]["steps_run"] for lr in t.lrs]
+                for s in t.lm_s
+            },
+        }
     return out
 
 
@@ -85,19 +104,27 @@ MIXER_INITS = {"": LINEAR_MAP_INIT, "-gpt2": "gpt2"}
 
 
 def _init_words(init: str) -> str:
-    return ("PyTorch's default initialisation" if init == "torch" else
-            "the trainer's default initialisation (normal, σ = 0.02)")  # fmt: skip
+    return (
+        "PyTorch's default initialisation"
+        if init == "torch"
+        else "the trainer's default initialisation (normal, σ = 0.02)"
+    )
 
 
 def b_mixer_tuning(version: str = "") -> PaperStudy:
     """Chapter 7's learning-rate tuning at paper scale for the transformer and the MLP-Mixer (module docstring):
     24 units, no claim (``b-mixer`` trains at the rates it chooses); ``version`` is a key of :data:`MIXER_INITS`."""
     init = MIXER_INITS[version]
-    return PaperStudy(f"b-mixer-tuning{version}", (),
-                      "chapter 7's tuning at paper scale for the transformer and the MLP-Mixer: the linear map at S = 16, "
-                      "s = 3, 5, 7, width 128 (8 heads of 16), MLP 512, 8,192 tokens per step, rates 3e-4, 1e-3, 3e-3, "
-                      f"1e-2, 3,000 steps from the tuning seed, {_init_words(init)}, float32, reference trainer; a unit "
-                      "stops once solved", _mixer_tuning_units(init), "lib.studies.paper.mixers:mixer_tuning_summary")  # fmt: skip
+    return PaperStudy(
+        f"b-mixer-tuning{version}",
+        (),
+        "chapter 7's tuning at paper scale for the transformer and the MLP-Mixer: the linear map at S = 16, "
+        "s = 3, 5, 7, width 128 (8 heads of 16), MLP 512, 8,192 tokens per step, rates 3e-4, 1e-3, 3e-3, "
+        f"1e-2, 3,000 steps from the tuning seed, {_init_words(init)}, float32, reference trainer; a unit "
+        "stops once solved",
+        _mixer_tuning_units(init),
+        "lib.studies.paper.mixers:mixer_tuning_summary",
+    )
 
 
 def mixer_rates(data_dir: Path | str = DATA_DIR, version: str = "") -> dict[str, float] | None:
@@ -106,7 +133,9 @@ def mixer_rates(data_dir: Path | str = DATA_DIR, version: str = "") -> dict[str,
     tuning = b_mixer_tuning(version)
     if published(tuning.name, data_dir) is None:
         return None
-    record = publish(tuning, cache=Cache(enabled=False), data_dir=data_dir, write=False)  # as its committed units give it
+    record = publish(
+        tuning, cache=Cache(enabled=False), data_dir=data_dir, write=False
+    )  # as its committed units give it
     if record is None:
         return None
     rates = {arch: got["best_lr"] for arch, got in record["summary"]["archs"].items()}
@@ -127,21 +156,32 @@ def b_mixer(data_dir: Path | str = DATA_DIR, version: str = "") -> PaperStudy:
     init, tuning = MIXER_INITS[version], f"b-mixer-tuning{version}"
     rates = mixer_rates(data_dir, version)
     if rates is None:
-        raise RuntimeError(f"b-mixer{version} trains at the rates {tuning} chooses, which is not complete: run "
-                           f"`python -m lib.studies run {tuning}` first")  # fmt: skip
+        raise RuntimeError(
+            f"b-mixer{version} trains at the rates {tuning} chooses, which is not complete: run "
+            f"`python -m lib.studies run {tuning}` first"
+        )
     c = MixerComparisonConfig.paper()
     units = []
     for s, arch, k in _mixer_keys():
         stack = c.run_config(arch, "linear map", rates[arch])
-        units.append(unit("lib.studies._units:reference_curves",
-                          replace(stack, members=(Member(c.tuning.lm_task(s), seed=k),), init=init)))
-    return PaperStudy(f"b-mixer{version}", () if version else ("B-mixer",),
-                      "chapter 7's comparison at paper scale, transformer against MLP-Mixer: the linear map at S = 16, "
-                      f"s = 3, 5, 7, 3 seeds, 10,000 steps, each at the rate {tuning} chose "
-                      f"({', '.join(f'{a}: {r:g}' for a, r in rates.items())}), {_init_words(init)}, float32, "
-                      "reference trainer; a unit stops once solved (a solved run repeats its last loss, as a frozen "
-                      "member of chapter 7's stack)", tuple(units), "lib.studies.paper.mixers:mixer_summary",
-                      "" if version else "lib.studies.paper.mixers:mixer_measures")  # fmt: skip
+        units.append(
+            unit(
+                "lib.studies._units:reference_curves",
+                replace(stack, members=(Member(c.tuning.lm_task(s), seed=k),), init=init),
+            )
+        )
+    return PaperStudy(
+        f"b-mixer{version}",
+        () if version else ("B-mixer",),
+        "chapter 7's comparison at paper scale, transformer against MLP-Mixer: the linear map at S = 16, "
+        f"s = 3, 5, 7, 3 seeds, 10,000 steps, each at the rate {tuning} chose "
+        f"({', '.join(f'{a}: {r:g}' for a, r in rates.items())}), {_init_words(init)}, float32, "
+        "reference trainer; a unit stops once solved (a solved run repeats its last loss, as a frozen "
+        "member of chapter 7's stack)",
+        tuple(units),
+        "lib.studies.paper.mixers:mixer_summary",
+        "" if version else "lib.studies.paper.mixers:mixer_measures",
+    )
 
 
 def mixer_summary(values) -> dict:
@@ -166,8 +206,14 @@ def mixer_summary(values) -> dict:
             if None in curve:
                 raise ValueError("a unit's curve must start at step 0 and be evaluated every eval_every steps")
         curves.setdefault(f"{arch},{s}", []).append(curve)
-    return {"steps": grid, "budget": budget, "sparsities": list(c.tuning.lm_s), "seeds": list(c.seeds),
-            "archs": list(MIXER_ARCHS), "curves": curves}  # fmt: skip
+    return {
+        "steps": grid,
+        "budget": budget,
+        "sparsities": list(c.tuning.lm_s),
+        "seeds": list(c.seeds),
+        "archs": list(MIXER_ARCHS),
+        "curves": curves,
+    }
 
 
 def mixer_measures(summary: dict) -> dict:
@@ -182,28 +228,37 @@ def mixer_measures(summary: dict) -> dict:
     from ...core.stats import group_bootstrap_interval
 
     tf_name, mix_name = summary["archs"]
-    done = [s for s in summary["sparsities"]
-            if all(None not in summary["curves"][f"{a},{s}"] for a in (tf_name, mix_name))]  # fmt: skip
+    done = [
+        s for s in summary["sparsities"] if all(None not in summary["curves"][f"{a},{s}"] for a in (tf_name, mix_name))
+    ]
     if not done:
         return {}
     steps, budget, n = np.array(summary["steps"]), float(summary["budget"]), len(summary["seeds"])
 
     def run(arch):  # group-major (K, sparsities x seeds), as chapter 7's stacks
-        return SimpleNamespace(steps=steps, pred_loss=np.array(
-            [c for s in done for c in summary["curves"][f"{arch},{s}"]], dtype=float).T)
+        return SimpleNamespace(
+            steps=steps, pred_loss=np.array([c for s in done for c in summary["curves"][f"{arch},{s}"]], dtype=float).T
+        )
 
     tf, mix = run(tf_name), run(mix_name)
     g = len(done)
     ratio = curve_time_ratio(tf, mix, g, LINEAR_MAP_EXIT, budget)
-    interval = group_bootstrap_interval(lambda i, j: curve_time_ratio(tf, mix, g, LINEAR_MAP_EXIT, budget, i, j), (n, n))
+    interval = group_bootstrap_interval(
+        lambda i, j: curve_time_ratio(tf, mix, g, LINEAR_MAP_EXIT, budget, i, j), (n, n)
+    )
     terms = group_time_ratios(tf, mix, g, LINEAR_MAP_EXIT, budget)
     per_s = ", ".join(f"{'≥ ' if low else ''}{r:.1f} at s = {done[i]}" for i, r, low in terms) or "none"
     missing = [f"s = {s} not done yet" for s in summary["sparsities"] if s not in done]
-    return {"B-mixer": {
-        "value": ratio, "interval": interval,
-        "control": halves_time_ratio(tf, g, LINEAR_MAP_EXIT, budget),
-        "text": (f"transformer / MLP-Mixer steps until the seed-averaged loss leaves the plateau: {per_s} "
-                 f"(geometric mean {ratio:.1f}; ≥: the transformer's curve still on the plateau at step "
-                 f"{int(budget):,}, a lower bound)"),
-        "incomplete": missing,
-    }}  # fmt: skip
+    return {
+        "B-mixer": {
+            "value": ratio,
+            "interval": interval,
+            "control": halves_time_ratio(tf, g, LINEAR_MAP_EXIT, budget),
+            "text": (
+                f"transformer / MLP-Mixer steps until the seed-averaged loss leaves the plateau: {per_s} "
+                f"(geometric mean {ratio:.1f}; ≥: the transformer's curve still on the plateau at step "
+                f"{int(budget):,}, a lower bound)"
+            ),
+            "incomplete": missing,
+        }
+    }

@@ -68,24 +68,38 @@ def calibration_summary(values) -> dict:
         e = _exit_or_never(v)
         return None if e is None else float(v["steps"][-1]) if e == "never" else float(e)
 
-    exits = {p: [exit_step(values[2 * i + j]) for i in range(len(CALIBRATION_SEEDS))] for j, p in enumerate(_PRECISIONS)}
+    exits = {
+        p: [exit_step(values[2 * i + j]) for i in range(len(CALIBRATION_SEEDS))] for j, p in enumerate(_PRECISIONS)
+    }
     ratios = [b / a for a, b in zip(exits["fp32"], exits["bf16"]) if a is not None and b is not None]
-    out = {"seeds": list(CALIBRATION_SEEDS), "exits": exits, "ratios": ratios, "bounds": list(CALIBRATION_BOUNDS),
-           "interval": None, "verdict": "not shown"}  # fmt: skip
+    out = {
+        "seeds": list(CALIBRATION_SEEDS),
+        "exits": exits,
+        "ratios": ratios,
+        "bounds": list(CALIBRATION_BOUNDS),
+        "interval": None,
+        "verdict": "not shown",
+    }
     if len(ratios) >= 2:
         iv = bootstrap_interval(ratios)
         lo, hi = CALIBRATION_BOUNDS
         out["interval"] = [iv.value, iv.lo, iv.hi]
-        out["verdict"] = ("stands in" if lo <= iv.lo and iv.hi <= hi else "biased" if iv.hi < lo or iv.lo > hi
-                          else "not shown")  # fmt: skip
+        out["verdict"] = (
+            "stands in" if lo <= iv.lo and iv.hi <= hi else "biased" if iv.hi < lo or iv.lo > hi else "not shown"
+        )
     return out
 
 
 def bf16_calibration() -> PaperStudy:
     """bfloat16 against float32 at paper B's linear map (module docstring): 32 units, no claim."""
-    return PaperStudy("bf16-calibration", (), "paper B's linear map (S = 16, s = 3, d_model 128, 8 heads, MLP 512, "
-                      "8,192 tokens per step, lr 1e-3), 16 fresh seeds in float32 and bfloat16, each until it leaves the plateau",
-                      _calibration_units(), "lib.studies.paper.seeds:calibration_summary")  # fmt: skip
+    return PaperStudy(
+        "bf16-calibration",
+        (),
+        "paper B's linear map (S = 16, s = 3, d_model 128, 8 heads, MLP 512, "
+        "8,192 tokens per step, lr 1e-3), 16 fresh seeds in float32 and bfloat16, each until it leaves the plateau",
+        _calibration_units(),
+        "lib.studies.paper.seeds:calibration_summary",
+    )
 
 
 #: The attention bias of ``b-random``'s control (chapter 6's: c = 3 toward the true pattern).
@@ -103,9 +117,14 @@ def random_summary(values) -> dict:
     if len(values) != 2 * n:
         raise ValueError(f"need {2 * n} unit values, got {len(values)}")
     every = SparsityStudyConfig.paper().run(16).eval_every
-    return {"seeds": list(CALIBRATION_SEEDS), "bias": RANDOM_BIAS, "eval_every": every,
-            "biased_eval_every": RANDOM_BIASED_EVAL,
-            "exits": [_exit_or_never(v) for v in values[:n]], "biased_exits": [_exit_or_never(v) for v in values[n:]]}
+    return {
+        "seeds": list(CALIBRATION_SEEDS),
+        "bias": RANDOM_BIAS,
+        "eval_every": every,
+        "biased_eval_every": RANDOM_BIASED_EVAL,
+        "exits": [_exit_or_never(v) for v in values[:n]],
+        "biased_exits": [_exit_or_never(v) for v in values[n:]],
+    }
 
 
 def random_measures(summary: dict) -> dict:
@@ -127,16 +146,21 @@ def random_measures(summary: dict) -> dict:
     missing += [f"{n - tb.size} of {n} biased runs (the control) not done yet"] if tb.size < n else []
     interval = group_bootstrap_interval(lambda i: float(np.nan_to_num(spread(t[i]), nan=1.0)), t.size)
     left = int(np.isfinite(t).sum())
-    return {"B-random": {
-        "chapter": "06_sparse_patterns",
-        "value": float(spread(t)), "interval": interval,
-        "control": float(spread(tb)) if np.isfinite(tb).sum() >= 2 else None,
-        "text": (f"with the bias c = {summary['bias']:g} (the control): "
-                 + (f"{spread(tb):.1f}" if np.isfinite(tb).sum() >= 2 else "not measured")
-                 + f"; without it, {left} of {t.size} seeds left the plateau within 10,000 steps (exits "
-                 f"{int(np.min(t))}-{int(np.max(t[np.isfinite(t)]))}): latest / earliest exit = {spread(t):.1f}"),
-        "incomplete": missing,
-    }}  # fmt: skip
+    return {
+        "B-random": {
+            "chapter": "06_sparse_patterns",
+            "value": float(spread(t)),
+            "interval": interval,
+            "control": float(spread(tb)) if np.isfinite(tb).sum() >= 2 else None,
+            "text": (
+                f"with the bias c = {summary['bias']:g} (the control): "
+                + (f"{spread(tb):.1f}" if np.isfinite(tb).sum() >= 2 else "not measured")
+                + f"; without it, {left} of {t.size} seeds left the plateau within 10,000 steps (exits "
+                f"{int(np.min(t))}-{int(np.max(t[np.isfinite(t)]))}): latest / earliest exit = {spread(t):.1f}"
+            ),
+            "incomplete": missing,
+        }
+    }
 
 
 def b_random() -> PaperStudy:
@@ -144,12 +168,17 @@ def b_random() -> PaperStudy:
     32 units, the unbiased ones those of ``bf16-calibration`` in float32."""
     units = tuple(_linear_map_unit(k, "fp32") for k in CALIBRATION_SEEDS)
     control = tuple(_linear_map_unit(k, "fp32", RANDOM_BIAS, RANDOM_BIASED_EVAL) for k in CALIBRATION_SEEDS)
-    return PaperStudy("b-random", ("B-random",),
-                      "paper B's linear map (S = 16, s = 3, d_model 128, 8 heads, MLP 512, 8,192 tokens per step, lr "
-                      "1e-3), 16 seeds until each leaves the plateau (at most 10,000 steps), without and (control) "
-                      f"with the attention bias c = 3 toward the true pattern (evaluated every {RANDOM_BIASED_EVAL} "
-                      "steps), float32",
-                      units + control, "lib.studies.paper.seeds:random_summary", "lib.studies.paper.seeds:random_measures")  # fmt: skip
+    return PaperStudy(
+        "b-random",
+        ("B-random",),
+        "paper B's linear map (S = 16, s = 3, d_model 128, 8 heads, MLP 512, 8,192 tokens per step, lr "
+        "1e-3), 16 seeds until each leaves the plateau (at most 10,000 steps), without and (control) "
+        f"with the attention bias c = 3 toward the true pattern (evaluated every {RANDOM_BIASED_EVAL} "
+        "steps), float32",
+        units + control,
+        "lib.studies.paper.seeds:random_summary",
+        "lib.studies.paper.seeds:random_measures",
+    )
 
 
 #: The two architectures of ``b-mixer-tuning`` and ``b-mixer`` (B-mixer compares them).

@@ -49,9 +49,13 @@ def _sparsity_units(config: SparsityStudyConfig):
     stacks = {S: config.run(S) for S in SPARSITY_SIZES}
     for S, stack in stacks.items():  # members ordered (s, seed)
         member.update(zip([(S, s, k) for s in dict(config.grid)[S] for k in config.seeds], stack.members))
-    return tuple(unit("lib.studies._units:fast_curves",
-                      FastRunConfig(replace(stacks[S], members=(member[S, s, k],), stop_below=SOLVED), "fp32"))
-                 for S, s, k in _sparsity_keys(config))  # fmt: skip
+    return tuple(
+        unit(
+            "lib.studies._units:fast_curves",
+            FastRunConfig(replace(stacks[S], members=(member[S, s, k],), stop_below=SOLVED), "fp32"),
+        )
+        for S, s, k in _sparsity_keys(config)
+    )
 
 
 def sparsity_summary(values) -> dict:
@@ -93,20 +97,32 @@ def sparsity_measures(summary: dict) -> dict:
     weakest = min(sizes, key=lambda S: bootstrap_interval(sizes[S]["gap"]).lo)
     missing = [S for S in summary["sizes"] if S not in sizes]
     seeds = len(summary["seeds"])
-    return {"B-sparsity": {
-        "samples": sizes[weakest]["gap"],
-        "control": max(float(np.median(v["control_gap"])) for v in sizes.values()),
-        "text": "; ".join(f"S={S}: median gap {np.median(v['gap']):.3f} over {len(v['gap'])} of {seeds} seeds "
-                          f"(control at step 0: {np.median(v['control_gap']):.3f})" for S, v in sizes.items()),
-        "incomplete": ([f"S = {', '.join(missing)} not measured yet (the criterion takes the weaker state size)"]
-                       if missing else []),
-    }}  # fmt: skip
+    return {
+        "B-sparsity": {
+            "samples": sizes[weakest]["gap"],
+            "control": max(float(np.median(v["control_gap"])) for v in sizes.values()),
+            "text": "; ".join(
+                f"S={S}: median gap {np.median(v['gap']):.3f} over {len(v['gap'])} of {seeds} seeds "
+                f"(control at step 0: {np.median(v['control_gap']):.3f})"
+                for S, v in sizes.items()
+            ),
+            "incomplete": (
+                [f"S = {', '.join(missing)} not measured yet (the criterion takes the weaker state size)"]
+                if missing
+                else []
+            ),
+        }
+    }
 
 
 def b_sparsity() -> PaperStudy:
     """Paper B's sparsity sweep at S = 16 and 32 (module docstring): 144 units."""
-    return PaperStudy("b-sparsity", ("B-sparsity",),
-                      "paper B's settings at S = 16 and 32 (every s, 3 seeds, 10,000 steps of 8,192 tokens, d_model "
-                      "128, 8 heads, MLP 512, lr 1e-3), float32; a unit stops once solved",
-                      _sparsity_units(SparsityStudyConfig.paper()), "lib.studies.paper.sparsity:sparsity_summary",
-                      "lib.studies.paper.sparsity:sparsity_measures")  # fmt: skip
+    return PaperStudy(
+        "b-sparsity",
+        ("B-sparsity",),
+        "paper B's settings at S = 16 and 32 (every s, 3 seeds, 10,000 steps of 8,192 tokens, d_model "
+        "128, 8 heads, MLP 512, lr 1e-3), float32; a unit stops once solved",
+        _sparsity_units(SparsityStudyConfig.paper()),
+        "lib.studies.paper.sparsity:sparsity_summary",
+        "lib.studies.paper.sparsity:sparsity_measures",
+    )
