@@ -353,6 +353,12 @@ def test_the_single_head_study_counts_runs_that_leave_the_plateau():
     assert out["cells"]["1,8"] == ["never", "never", 300]
     m = heads_one_measures(out)["B-heads-one"]
     assert (m["value"], m["control"], m["incomplete"]) == (1, 3, [])
+    # resampled seeds hold that run 0 to 3 times; 3 (1 in 27 resamples) lies beyond the 95th percentile
+    assert (m["interval"].lo, m["interval"].hi, m["interval"].n) == (0, 2, 3)
+    never = heads_one_measures(heads_one_summary([_curve(None)] * 9 + values[9:]))["B-heads-one"]
+    assert (never["value"], never["interval"].lo, never["interval"].hi) == (0, 0, 0)
+    one_seed = [v if k == 0 else None for v, (H, dh, k) in zip(values, keys)]
+    assert heads_one_measures(heads_one_summary(one_seed))["B-heads-one"]["interval"] is None  # one seed: none
     part = heads_one_measures(heads_one_summary(values[:9] + [None] * 9))["B-heads-one"]
     assert part["control"] is None and "9 of 9 runs with H = 32 not done yet" in part["incomplete"][0]
     assert heads_one_measures(heads_one_summary([None] * 18)) == {}

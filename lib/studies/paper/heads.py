@@ -75,9 +75,25 @@ def heads_one_summary(values) -> dict:
     return {"cells": cells, "heads": per_h}
 
 
+def _seeds_interval(cells: list[list]):
+    """The 90 % bootstrap interval over seeds of the number of runs that leave the plateau, from per-cell exits
+    (``cells[d_head][seed]``, as :func:`heads_one_summary` gives them), on the seeds whose runs are all done: each
+    resample draws seeds with replacement and counts the runs of the drawn seeds that left. ``None`` with fewer
+    than two such seeds."""
+    from ...core.stats import group_bootstrap_interval
+
+    exits = np.array(cells, dtype=object)  # (d_head, seed)
+    done = [j for j in range(exits.shape[1]) if all(e is not None for e in exits[:, j])]
+    if len(done) < 2:
+        return None
+    left = np.array([sum(isinstance(e, int) for e in exits[:, j]) for j in done], dtype=float)  # per seed
+    return group_bootstrap_interval(lambda i: float(left[i].sum()), len(done))
+
+
 def heads_one_measures(summary: dict) -> dict:
-    """What ``b-heads-one`` measures of B-heads-one: the runs with one head that leave the plateau, and the same count
-    at the most heads as the control; runs not done yet are listed as missing (``{}`` while no single-head run is)."""
+    """What ``b-heads-one`` measures of B-heads-one: the runs with one head that leave the plateau, with its interval
+    over seeds (:func:`_seeds_interval`), and the same count at the most heads as the control; runs not done yet are
+    listed as missing (``{}`` while no single-head run is)."""
     (one, one_got), (most, most_got) = sorted(summary["heads"].items(), key=lambda kv: int(kv[0]))
     if one_got["done"] == 0:
         return {}
@@ -89,6 +105,7 @@ def heads_one_measures(summary: dict) -> dict:
     return {
         "B-heads-one": {
             "value": one_got["left"],
+            "interval": _seeds_interval([v for c, v in summary["cells"].items() if c.split(",")[0] == one]),
             "control": most_got["left"] if most_got["done"] else None,
             "text": (
                 f"runs with H={one} that leave the plateau: {one_got['left']} of {one_got['done']} done; with H={most}: "
