@@ -3,9 +3,6 @@ result from the local process pool and from a dask LocalCluster scheduler."""
 
 from __future__ import annotations
 
-from lib.readouts import paper as readouts_paper
-from lib.studies.paper import mixers as bmx, sparsity as bsp
-from lib.studies.paper_defaults import LINEAR_MAP_INIT
 
 import json
 import sys
@@ -16,6 +13,9 @@ import numpy as np
 import pytest
 
 from lib.core.cache import Cache
+from lib.readouts import paper as readouts_paper
+from lib.studies.paper import mixers as bmx, sparsity as bsp
+from lib.studies.paper_defaults import LINEAR_MAP_INIT
 from lib.studies.__main__ import main
 from lib.studies._paper_scale import (
     PaperStudy,
@@ -285,6 +285,60 @@ def test_paper_records_judge_a_published_study_by_the_registry(tmp_path, monkeyp
         [fast], paper=[paper]
     )  # its paper-scale cell
     assert ledger_markdown([fast]).count("**not run**") >= 2  # the FAST row not run, and no paper-scale study
+
+
+def test_a_study_at_a_seed_offset_is_the_same_study_with_every_seed_moved():
+    import lib.studies.paper as ps
+    from lib.studies._study import unit_key
+
+    for name in ps.SEEDED:
+        base, moved = ps.make_study(name), ps.make_study(f"{name}@100")
+        assert (moved.name, moved.seed_offset, len(moved.units)) == (f"{name}@100", 100, len(base.units))
+        assert moved.command == f"python -m lib.studies run {name}@100"
+        for a, b in zip(base.units, moved.units):
+            (ma,), (mb,) = a.config.run.members, b.config.run.members
+            assert mb.seed == ma.seed + 100 and replace(mb, seed=ma.seed) == ma  # init and data stream move
+            assert replace(b.config, run=replace(b.config.run, members=(ma,))) == a.config  # nothing else does
+        assert not {unit_key(u) for u in base.units} & {unit_key(u) for u in moved.units}
+    assert ps.split_name("b-heads@7") == ("b-heads", 7) and ps.split_name("b-mixer") == ("b-mixer", 0)
+    for bad, match in (("b-mixer@3", "no seed offsets"), ("b-random@0", "positive"), ("b-random@x", "positive"),
+                       ("b-nope", "no paper-scale study")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            ps.make_study(bad)
+    with pytest.raises(ValueError, match="named"):
+        replace(ps.make_study("b-random"), seed_offset=3)
+    from lib.studies.paper.seeds import random_summary
+
+    n = len(ps.make_study("b-random").units)
+    assert random_summary([None] * n, seed_offset=100)["seeds"][0] == 130  # the summary knows its seeds
+    assert bsp.sparsity_summary([None] * 144, seed_offset=100)["seeds"] == [100, 101, 102]
+
+
+def test_a_second_seed_set_decides_whether_a_paper_scale_claim_is_reproduced(tmp_path):
+    import lib.studies.paper as ps
+    from lib.studies.paper.heads import _heads_one_keys
+
+    data = fresh_data(tmp_path)
+    learns = lambda leaves: [_curve(300 if leaves(H, dh, k) else None) for H, dh, k in _heads_one_keys()]  # noqa
+    paper_like = learns(lambda H, dh, k: H == 32)  # no single head leaves, every H = 32 run does
+    _commit_fake(data, ps.b_heads_one(), paper_like)
+    (first,) = ps.paper_records(data)
+    assert (first.raw_status, first.status) == ("reproduced", "partial")  # fixed seeds: one set is an anecdote
+    assert any("fixed seeds" in u for u in first.unmet) and "seed set" not in first.note
+
+    _commit_fake(data, ps.b_heads_one(100), paper_like[:9] + [None] * 9)  # the second set, half done
+    (running,) = ps.paper_records(data)
+    assert running.status == "partial" and "seed set +100 (9 of 18 units)" in running.note
+    assert running.extra["seed_sets"]["100"]["raw_status"] == "incomplete"  # a set still running judges nothing
+
+    _commit_fake(data, ps.b_heads_one(100), paper_like)
+    (both,) = ps.paper_records(data)
+    assert both.status == "reproduced" and both.unmet == [] and "[reproduced]" in both.note
+
+    _commit_fake(data, ps.b_heads_one(100), learns(lambda H, dh, k: H == 32 or (H, dh, k) == (1, 8, 0)))
+    (differ,) = ps.paper_records(data)  # the second set has a single head that learns: the first was an accident
+    assert differ.extra["seed_sets"]["100"]["raw_status"] == "not at our scale"  # 1 of 9, interval from 0
+    assert differ.status == "not at our scale" and any("fragile" in u for u in differ.unmet)
 
 
 def test_a_sparsity_unit_trains_at_the_papers_width():

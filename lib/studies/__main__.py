@@ -4,6 +4,7 @@ Usage::
 
     python -m lib.studies list                   # the registered paper-scale studies and what is published
     python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K]
+    python -m lib.studies run NAME@K ...         # the same study with every seed moved by K (a second seed set)
     python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
     python -m lib.studies rekey --legacy-root DIR  # cache format 1 -> 2 (lib.studies.rekey; done, idempotent)
 """
@@ -15,8 +16,16 @@ import json
 import sys
 
 from ._paper_scale import publish, published, run_study
-from .paper import STUDIES, make_study
+from .paper import SEEDED, STUDIES, make_study, seed_sets, split_name
 from .rekey import rekey
+
+
+def _study_name(name: str) -> str:
+    try:
+        split_name(name)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,12 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="the registered studies and what is published of each")
     run = sub.add_parser("run", help="run (or resume) a study and publish what is done")
-    run.add_argument("name", choices=sorted(STUDIES))
+    run.add_argument("name", type=_study_name, help=f"one of {sorted(STUDIES)}; NAME@K for {list(SEEDED)}")
     run.add_argument("--scheduler", default=None, help="a dask scheduler, tcp://HOST:PORT (default: a local pool)")
     run.add_argument("--workers", type=int, default=None, help="local pool size")
     run.add_argument("--limit", type=int, default=None, help="run only the first K units")
     pub = sub.add_parser("publish", help="publish what the results cache holds (computes nothing)")
-    pub.add_argument("name", choices=sorted(STUDIES))
+    pub.add_argument("name", type=_study_name)
     rk = sub.add_parser("rekey", help="re-key data/ from cache format 1 to format 2 (idempotent)")
     rk.add_argument("--legacy-root", required=True, help="a checkout of the last format-1 commit (132c8b1)")
     args = parser.parse_args(argv)
@@ -39,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         return 0
     if args.cmd == "list":
-        for name in sorted(STUDIES):
+        for name in [n for base in sorted(STUDIES) for n in [base] + [f"{base}@{k}" for k in seed_sets(base)]]:
             got = published(name)
             print(
                 f"{name}: "

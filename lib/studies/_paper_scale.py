@@ -55,7 +55,8 @@ class PaperStudy:
     Attributes
     ----------
     name : str
-        File name of the published result (``data/paper/<name>.json``).
+        File name of the published result (``data/paper/<name>.json``); a study at a seed offset ``k`` is named
+        ``<base>@<k>`` (:func:`lib.studies.paper.make_study`).
     claims : tuple of str
         The registry's claim ids the study measures.
     setting : str
@@ -68,6 +69,9 @@ class PaperStudy:
         ``"package.module:function"`` taking the published summary and returning ``{claim id: {"samples" or
         "value", "control", "note"}}`` for the claims it can already judge (:func:`lib.studies.paper.paper_records`); empty
         for a study that measures no claim yet.
+    seed_offset : int
+        What every seed of the study is moved by (0: the seeds first committed). The summary is then called with
+        ``seed_offset=`` as a keyword, so that it knows its own seeds.
     """
 
     name: str
@@ -76,6 +80,7 @@ class PaperStudy:
     units: tuple[StudyUnit, ...]
     summarize: str
     measures: str = ""
+    seed_offset: int = 0
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "/\\ "):
@@ -83,6 +88,12 @@ class PaperStudy:
         if not self.units or not all(isinstance(u, StudyUnit) for u in self.units):
             raise ValueError("units must be a non-empty tuple of StudyUnit")
         resolve(self.summarize)
+        if not isinstance(self.seed_offset, int) or self.seed_offset < 0:
+            raise ValueError(f"seed_offset must be a non-negative int, got {self.seed_offset!r}")
+        if self.seed_offset and not self.name.endswith(f"@{self.seed_offset}"):
+            raise ValueError(
+                f"a study at seed offset {self.seed_offset} is named '<base>@{self.seed_offset}', got {self.name!r}"
+            )
         if self.measures:
             resolve(self.measures)
 
@@ -205,6 +216,12 @@ def run_study(
     return publish(study, cache=cache, data_dir=data_dir, write=publish_to_data)
 
 
+def summarize(study: PaperStudy, values: list) -> dict:
+    """The study's summary of its unit values (``None``: not done), told its seed offset when it has one."""
+    how = {"seed_offset": study.seed_offset} if study.seed_offset else {}
+    return resolve(study.summarize)(values, **how)
+
+
 def publish(
     study: PaperStudy, *, cache: Cache | None = None, data_dir: Path | str = DATA_DIR, write: bool = True
 ) -> dict:
@@ -232,7 +249,8 @@ def publish(
         "cpu_hours": round(sum(o["cpu_seconds"] for o in finished) / 3600, 3),
         "cpu_capability": sorted({str(o["machine"].get("cpu_capability")) for o in finished}),
         "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "summary": resolve(study.summarize)([None if o is None else o["value"] for o in outs]),
+        "seed_offset": study.seed_offset,
+        "summary": summarize(study, [None if o is None else o["value"] for o in outs]),
         "units": {unit_key(u): o for u, o in zip(study.units, outs) if o is not None},
     }
     if write:

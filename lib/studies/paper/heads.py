@@ -20,6 +20,12 @@ from .._study import unit
 from ..width_study import WidthStudyConfig
 
 
+def _paper_grid(seed_offset: int = 0) -> WidthStudyConfig:
+    """Paper B's heads x head-size grid (:meth:`lib.WidthStudyConfig.paper`) with every seed moved by ``seed_offset``."""
+    config = WidthStudyConfig.paper()
+    return replace(config, seeds=tuple(k + seed_offset for k in config.seeds))
+
+
 def _exit_or_never(v):
     """The exit step of a unit's value (first evaluation with output-bit loss below the exit threshold), ``"never"``
     when it did not leave within its budget, ``None`` when not done."""
@@ -29,16 +35,16 @@ def _exit_or_never(v):
     return below[0] if below else "never"
 
 
-def _heads_one_keys() -> list[tuple[int, int, int]]:
+def _heads_one_keys(seed_offset: int = 0) -> list[tuple[int, int, int]]:
     """``(H, d_head, seed)`` of every ``b-heads-one`` unit, in the order they are run: one head first."""
-    config = WidthStudyConfig.paper()
+    config = _paper_grid(seed_offset)
     return [(H, dh, k) for H in (config.heads[0], config.heads[-1]) for dh in config.d_heads for k in config.seeds]
 
 
-def _grid_units(keys, stop_below: float):
+def _grid_units(keys, stop_below: float, seed_offset: int = 0):
     """One float32 unit per ``(H, d_head, seed)`` of ``keys``: that seed's member of the paper-scale grid's stack
     (:meth:`lib.WidthStudyConfig.runs`), trained alone until its output-bit loss is below ``stop_below``."""
-    runs = WidthStudyConfig.paper().runs()
+    runs = _paper_grid(seed_offset).runs()
     out = []
     for H, dh, k in keys:
         grid = runs["grid", H, dh]
@@ -52,15 +58,15 @@ def _grid_units(keys, stop_below: float):
     return tuple(out)
 
 
-def _heads_one_units():
-    return _grid_units(_heads_one_keys(), LINEAR_MAP_EXIT)
+def _heads_one_units(seed_offset: int = 0):
+    return _grid_units(_heads_one_keys(seed_offset), LINEAR_MAP_EXIT, seed_offset)
 
 
-def heads_one_summary(values) -> dict:
+def heads_one_summary(values, seed_offset: int = 0) -> dict:
     """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-heads-one``: per
     ``"H,d_head"`` cell the exit step of each seed (``null``: not done; ``"never"``: still on the plateau after the
     budget), and per H the runs that left and the runs done."""
-    keys = _heads_one_keys()
+    keys = _heads_one_keys(seed_offset)
     if len(values) != len(keys):
         raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
     exits = [_exit_or_never(v) for v in values]
@@ -116,17 +122,19 @@ def heads_one_measures(summary: dict) -> dict:
     }
 
 
-def b_heads_one() -> PaperStudy:
-    """One head against the most heads of paper B's grid on the linear map (module docstring): 18 units."""
+def b_heads_one(seed_offset: int = 0) -> PaperStudy:
+    """One head against the most heads of paper B's grid on the linear map (module docstring): 18 units, the seeds
+    moved by ``seed_offset``."""
     return PaperStudy(
-        "b-heads-one",
+        f"b-heads-one@{seed_offset}" if seed_offset else "b-heads-one",
         ("B-heads-one",),
         "paper B's heads × head-size grid on the linear map (S = 16, s = 3, 10,000 steps of 8,192 "
         "tokens, lr 1e-3, head sizes 4, 8, 16, 3 seeds): H = 1 and, as the control, H = 32, float32; "
         "a unit stops once it leaves the plateau",
-        _heads_one_units(),
+        _heads_one_units(seed_offset),
         "lib.studies.paper.heads:heads_one_summary",
         "lib.studies.paper.heads:heads_one_measures",
+        seed_offset,
     )
 
 
@@ -135,26 +143,26 @@ def b_heads_one() -> PaperStudy:
 HEADS_TIE = 0.01
 
 
-def _heads_keys() -> list[tuple[int, int, int]]:
+def _heads_keys(seed_offset: int = 0) -> list[tuple[int, int, int]]:
     """``(H, d_head, seed)`` of every ``b-heads`` unit, in the order they are run: seed by seed (the measure needs
     whole grids of seeds), the narrowest models (``d_model = H d_head``) first within a seed."""
-    config = WidthStudyConfig.paper()
+    config = _paper_grid(seed_offset)
     cells = sorted(((H, dh) for H in config.heads for dh in config.d_heads), key=lambda c: (c[0] * c[1], c[0]))
     return [(H, dh, k) for k in config.seeds for H, dh in cells]
 
 
-def _heads_units():
-    return _grid_units(_heads_keys(), HEADS_TIE / 2)
+def _heads_units(seed_offset: int = 0):
+    return _grid_units(_heads_keys(seed_offset), HEADS_TIE / 2, seed_offset)
 
 
-def heads_summary(values) -> dict:
+def heads_summary(values, seed_offset: int = 0) -> dict:
     """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-heads``: per
     ``"H,d_head"`` cell and seed the final output-bit loss (``null``: not done), the exit step (``"never"``: on the
     plateau to the end) and the steps run."""
-    keys = _heads_keys()
+    keys = _heads_keys(seed_offset)
     if len(values) != len(keys):
         raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
-    config = WidthStudyConfig.paper()
+    config = _paper_grid(seed_offset)
     seeds = list(config.seeds)
     out = {
         "heads": list(config.heads),
@@ -220,20 +228,18 @@ def heads_measures(summary: dict) -> dict:
     }
 
 
-def b_heads() -> PaperStudy:
+def b_heads(seed_offset: int = 0) -> PaperStudy:
     """Paper B's whole heads × head-size grid on the linear map, run to its budget or until solved well below the tie
-    margin (module docstring): 54 units."""
+    margin (module docstring): 54 units, the seeds moved by ``seed_offset``."""
     return PaperStudy(
-        "b-heads",
+        f"b-heads@{seed_offset}" if seed_offset else "b-heads",
         ("B-heads",),
         "paper B's heads × head-size grid on the linear map (S = 16, s = 3, H = 1 to 32, head sizes 4, 8, "
         "16, d_model = H × d_head, 10,000 steps of 8,192 tokens, lr 1e-3, 3 seeds), float32; a unit "
         "stops once its output-bit loss is below half the tie margin (0.005), after which it could move "
         "by less than the margin: the final loss of chapter 6's measure, without the steps of a solved run",
-        _heads_units(),
+        _heads_units(seed_offset),
         "lib.studies.paper.heads:heads_summary",
         "lib.studies.paper.heads:heads_measures",
+        seed_offset,
     )
-
-
-#: Fresh seeds of ``bf16-calibration`` (used by no other study).

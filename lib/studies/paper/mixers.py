@@ -33,6 +33,7 @@ from ..mixer_tuning import mean_loss_over_budget
 from ..paper_defaults import LINEAR_MAP_INIT
 
 
+#: The two architectures of ``b-mixer-tuning`` and ``b-mixer`` (B-mixer compares them).
 MIXER_ARCHS = ("attention", "mlp_mixer")
 
 

@@ -32,6 +32,7 @@ from .heads import _exit_or_never
 from ..sparsity_study import SparsityStudyConfig
 
 
+#: Fresh seeds of ``bf16-calibration`` and ``b-random`` (used by no other study).
 CALIBRATION_SEEDS = tuple(range(30, 46))
 #: Its rule: the interval of the median paired exit ratio (bfloat16 / float32) must lie within these bounds.
 CALIBRATION_BOUNDS = (2 / 3, 3 / 2)
@@ -109,7 +110,7 @@ RANDOM_BIAS = 3.0
 RANDOM_BIASED_EVAL = 10
 
 
-def random_summary(values) -> dict:
+def random_summary(values, seed_offset: int = 0) -> dict:
     """Per unit (the unbiased runs of every seed, then the biased ones; ``None``: not done) -> the published summary
     of ``b-random``: per seed the exit step (``"never"``: not within 10,000 steps) without and with the bias, and
     the evaluation interval (an exit is known to within it)."""
@@ -118,7 +119,7 @@ def random_summary(values) -> dict:
         raise ValueError(f"need {2 * n} unit values, got {len(values)}")
     every = SparsityStudyConfig.paper().run(16).eval_every
     return {
-        "seeds": list(CALIBRATION_SEEDS),
+        "seeds": [k + seed_offset for k in CALIBRATION_SEEDS],
         "bias": RANDOM_BIAS,
         "eval_every": every,
         "biased_eval_every": RANDOM_BIASED_EVAL,
@@ -163,13 +164,15 @@ def random_measures(summary: dict) -> dict:
     }
 
 
-def b_random() -> PaperStudy:
+def b_random(seed_offset: int = 0) -> PaperStudy:
     """Seed-to-seed spread of the exit on paper B's linear map, and its control with the bias (module docstring):
-    32 units, the unbiased ones those of ``bf16-calibration`` in float32."""
-    units = tuple(_linear_map_unit(k, "fp32") for k in CALIBRATION_SEEDS)
-    control = tuple(_linear_map_unit(k, "fp32", RANDOM_BIAS, RANDOM_BIASED_EVAL) for k in CALIBRATION_SEEDS)
+    32 units, the unbiased ones those of ``bf16-calibration`` in float32 (at ``seed_offset`` 0; other offsets move
+    every seed)."""
+    seeds = [k + seed_offset for k in CALIBRATION_SEEDS]
+    units = tuple(_linear_map_unit(k, "fp32") for k in seeds)
+    control = tuple(_linear_map_unit(k, "fp32", RANDOM_BIAS, RANDOM_BIASED_EVAL) for k in seeds)
     return PaperStudy(
-        "b-random",
+        f"b-random@{seed_offset}" if seed_offset else "b-random",
         ("B-random",),
         "paper B's linear map (S = 16, s = 3, d_model 128, 8 heads, MLP 512, 8,192 tokens per step, lr "
         "1e-3), 16 seeds until each leaves the plateau (at most 10,000 steps), without and (control) "
@@ -178,7 +181,5 @@ def b_random() -> PaperStudy:
         units + control,
         "lib.studies.paper.seeds:random_summary",
         "lib.studies.paper.seeds:random_measures",
+        seed_offset,
     )
-
-
-#: The two architectures of ``b-mixer-tuning`` and ``b-mixer`` (B-mixer compares them).

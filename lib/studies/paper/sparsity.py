@@ -58,11 +58,11 @@ def _sparsity_units(config: SparsityStudyConfig):
     )
 
 
-def sparsity_summary(values) -> dict:
+def sparsity_summary(values, seed_offset: int = 0) -> dict:
     """Per unit (in the study's order; ``None``: not done) -> the published summary of ``b-sparsity``: per state
     size ``S`` (a string key), ``final[s]``, ``initial[s]``, ``steps_run[s]`` (per seed, ``None`` where not done),
     and ``gap``, ``control_gap`` per seed where the three sparsities it needs are done (module docstring)."""
-    config = SparsityStudyConfig.paper()
+    config = SparsityStudyConfig.paper(seed_offset)
     keys = _sparsity_keys(config)
     if len(values) != len(keys):
         raise ValueError(f"need {len(keys)} unit values, got {len(values)}")
@@ -115,14 +115,15 @@ def sparsity_measures(summary: dict) -> dict:
     }
 
 
-def b_sparsity() -> PaperStudy:
-    """Paper B's sparsity sweep at S = 16 and 32 (module docstring): 144 units."""
+def b_sparsity(seed_offset: int = 0) -> PaperStudy:
+    """Paper B's sparsity sweep at S = 16 and 32 (module docstring): 144 units, the seeds moved by ``seed_offset``."""
     return PaperStudy(
-        "b-sparsity",
+        f"b-sparsity@{seed_offset}" if seed_offset else "b-sparsity",
         ("B-sparsity",),
         "paper B's settings at S = 16 and 32 (every s, 3 seeds, 10,000 steps of 8,192 tokens, d_model "
         "128, 8 heads, MLP 512, lr 1e-3), float32; a unit stops once solved",
-        _sparsity_units(SparsityStudyConfig.paper()),
+        _sparsity_units(SparsityStudyConfig.paper(seed_offset)),
         "lib.studies.paper.sparsity:sparsity_summary",
         "lib.studies.paper.sparsity:sparsity_measures",
+        seed_offset,
     )
