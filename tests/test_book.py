@@ -58,11 +58,12 @@ def test_glue_outside_a_kernel_returns_plain_numbers():
         lib.glue("not a name", 1)
 
 
-def test_finish_reports_budget(capsys):
+def test_finish_reports_budget_on_the_console_not_the_page(capfd):
     lib.setup("01_x", fast=True)
     assert lib.finish() is None  # nothing for the notebook to echo
-    out = capsys.readouterr().out
-    assert "01_x: scale=fast" in out and "peak memory" in out
+    out = capfd.readouterr()
+    assert "01_x: scale=fast" in out.err and "peak memory" in out.err  # the process's own stderr: the console
+    assert "peak memory" not in out.out  # a notebook's page shows stdout
 
 
 def test_glue_without_myst_nb_is_a_no_op(monkeypatch, capsys):
@@ -109,3 +110,31 @@ def test_interact_bad_input(monkeypatch, func, controls):
     monkeypatch.setenv("BOOK_WIDGETS", "1")
     with pytest.raises(TypeError, match="controls|func"):
         lib.interact(func, controls)
+
+
+def test_a_glued_figure_is_a_png_whatever_the_backend():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    image = lib.book._png(fig)
+    assert image.data[:8] == b"\x89PNG\r\n\x1a\n" and image.format == "png"
+    assert lib.book._is_figure(fig) and not lib.book._is_figure(1.0)
+    plt.close(fig)
+
+
+def test_export_figure_writes_under_the_book_root_or_nowhere(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    fig, _ = plt.subplots()
+    book = tmp_path / "book"
+    (book / "chapters").mkdir(parents=True)
+    (book / "_toc.yml").write_text("root: intro\n")
+    monkeypatch.chdir(book / "chapters")  # where a build executes a chapter
+    path = lib.export_figure(fig, "jump")
+    assert path == book / "_generated" / "jump.png" and path.read_bytes()[:4] == b"\x89PNG"
+    monkeypatch.chdir(tmp_path)  # no book around (Colab): nothing is written
+    assert lib.export_figure(fig, "jump") is None
+    with pytest.raises(ValueError, match="figure name"):
+        lib.export_figure(fig, "no such/name", root=book)
+    plt.close(fig)

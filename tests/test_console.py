@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 SCRIPT = """
@@ -40,3 +42,18 @@ def test_console_progress_reaches_stderr_and_not_the_page():
 def test_without_the_flag_nothing_is_printed():
     out = run("0")
     assert out.stderr == "" and "NOTEBOOK:''" in out.stdout
+
+
+def test_in_a_real_kernel_the_console_lines_stay_off_the_page():
+    """ipykernel forwards file descriptor 2 (``sys.__stderr__`` too) into the notebook; the console must not be it."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "import lib\nfrom lib.core import console\n"
+        "lib.setup('99_probe', fast=True)\nconsole.enable('99_probe')\nconsole.say('CONSOLE LINE')\n"
+        "lib.finish()\nprint('page')"
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    assert [(o.get("name"), o.get("text")) for o in nb.cells[0].outputs] == [("stdout", "page\n")]

@@ -18,11 +18,13 @@ import random
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from ..core import console
 from ..core.context import BookContext, context, set_context
 from ..core.env import DATA_DIR, ROOT, env_flag
 from ..core.progress import progress
@@ -129,7 +131,8 @@ def setup(chapter: str, *, seed: int = 0, fast: bool | None = None, threads: int
 
 
 def glue(name: str, value: Any, display: bool = False) -> Any:
-    """Store ``value`` under ``name`` for ``{glue:text}`name``` roles in the chapter's prose.
+    """Store ``value`` under ``name`` for ``{glue:text}`name``` roles in the chapter's prose (a matplotlib figure is
+    stored as its PNG, for ``{glue}`` directives).
 
     Uses myst-nb's ``glue`` when it is installed (the book build); elsewhere (Colab, a plain Jupyter) it does
     nothing unless ``display`` is True, in which case the value is shown. Returns ``value``.
@@ -139,14 +142,54 @@ def glue(name: str, value: Any, display: bool = False) -> Any:
     # plain Python numbers: myst-nb's {glue:text} formats the text/plain repr, and numpy's is `np.float64(...)`
     if isinstance(value, np.generic) or (torch.is_tensor(value) and value.numel() == 1):
         value = value.item()
+    shown = _png(value) if _is_figure(value) else value  # a PNG, whatever matplotlib backend the kernel runs
     try:
         from myst_nb import glue as _myst_glue
     except ImportError:  # Colab and other plain kernels
         if display:
             print(f"{name} = {value}")
         return value
-    _myst_glue(name, value, display=display)
+    _myst_glue(name, shown, display=display)
     return value
+
+
+def _is_figure(value) -> bool:
+    from matplotlib.figure import Figure
+
+    return isinstance(value, Figure)
+
+
+def _png(fig):
+    """A matplotlib figure as an IPython PNG image (what a notebook shows for it)."""
+    import io
+
+    from IPython.display import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return Image(data=buf.getvalue(), format="png")
+
+
+#: Where :func:`export_figure` writes, under the book's root: figures that pages without code (the landing page)
+#: show.
+GENERATED = "_generated"
+
+
+def export_figure(fig, name: str, root: Path | None = None) -> Path | None:
+    """Write ``fig`` as ``<book root>/_generated/<name>.png`` for a page without code to show (the landing page's
+    figure comes from chapter 1), and return the path. The book root is the folder above the running notebook's
+    that holds ``_toc.yml`` (the staged book in a build, the checkout elsewhere); ``None``, writing nothing, when
+    there is none (Colab)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"figure name must be an identifier-like string, got {name!r}")
+    if root is None:
+        root = next((p for p in (Path.cwd(), Path.cwd().parent) if (p / "_toc.yml").exists()), None)
+        if root is None:
+            return None
+    path = Path(root) / GENERATED / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png", dpi=110, bbox_inches="tight")
+    return path
 
 
 def glue_all(values: dict, prefix: str = "") -> dict:
@@ -174,17 +217,21 @@ def peak_memory_gib() -> float:
 
 
 def finish() -> None:
-    """Print the chapter's run time and peak memory; assert the memory budget at FAST scale.
+    """Report the chapter's run time and peak memory on the console of the build (the kernel process's own
+    standard error, never the rendered page); assert the memory budget at FAST scale.
 
     The time budget (3 minutes at FAST scale) is reported, not asserted: wall time depends on machine load.
     """
     ctx = context()
     elapsed = time.perf_counter() - ctx.started
     peak = peak_memory_gib()
-    print(
-        f"{ctx.chapter}: scale={ctx.scale}, device={ctx.device.type}, "
-        f"ran {elapsed:.0f} s (FAST budget {FAST_TIME_BUDGET_S:.0f} s), peak memory {peak:.2f} GiB"
-    )
+    stream = console.stream()
+    if stream is not None:
+        stream.write(
+            f"{ctx.chapter}: scale={ctx.scale}, device={ctx.device.type}, "
+            f"ran {elapsed:.0f} s (FAST budget {FAST_TIME_BUDGET_S:.0f} s), peak memory {peak:.2f} GiB\n"
+        )
+        stream.flush()
     if ctx.fast:
         assert peak <= FAST_PEAK_MEMORY_GIB, (
             f"peak memory {peak:.2f} GiB exceeds the FAST budget {FAST_PEAK_MEMORY_GIB} GiB"

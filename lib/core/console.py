@@ -3,7 +3,7 @@
 A build at another seed offset (``BOOK_SEED=k make book``) recomputes every committed study a chapter reads, minutes
 of work per chapter. With ``BOOK_CONSOLE=1`` (the Makefile sets it at an offset) :func:`enable`, called by
 :func:`lib.setup`, sends every progress bar of :func:`lib.core.progress.progress` to the kernel process's own standard
-error (``sys.__stderr__``, which reaches the terminal of ``pytest -s``, not the notebook's outputs), one line per
+error as it was before the kernel captured it (:func:`stream`: the build's terminal, not the notebook), one line per
 update at most every :data:`EVERY` seconds, each prefixed with the chapter and the seconds since it started::
 
     [04_adam_and_sgld +312 s] Adam fits: data sets:  50%|#####     | 2/4 [03:10<03:10, 95.01s/it]
@@ -17,22 +17,35 @@ import os
 import sys
 import time
 
-__all__ = ["EVERY", "enable", "say"]
+__all__ = ["EVERY", "enable", "say", "stream"]
 
 #: Seconds between two lines of one progress bar.
 EVERY = 30.0
 
 _STATE: dict = {}
+_CONSOLE: dict = {}
+
+
+def stream():
+    """The console: the standard error the process had before a Jupyter kernel captured it.
+
+    ipykernel forwards whatever reaches file descriptor 2 into the notebook's outputs, ``sys.__stderr__`` included;
+    it keeps a copy of the original descriptor (``sys.stderr._original_stdstream_copy``), and a line written there
+    reaches only the terminal of the build. Outside a kernel this is ``sys.__stderr__``. ``None``: no console."""
+    if "stream" not in _CONSOLE:
+        fd = getattr(sys.stderr, "_original_stdstream_copy", None)
+        _CONSOLE["stream"] = os.fdopen(os.dup(fd), "w", buffering=1) if isinstance(fd, int) else sys.__stderr__
+    return _CONSOLE["stream"]
 
 
 def say(message: str) -> None:
     """One line on the console, prefixed with the chapter and its elapsed seconds (nothing before :func:`enable`)."""
     if not _STATE:
         return
-    stream = sys.__stderr__
-    if stream is not None:
-        stream.write(f"[{_STATE['chapter']} +{time.perf_counter() - _STATE['t0']:.0f} s] {message}\n")
-        stream.flush()
+    out = stream()
+    if out is not None:
+        out.write(f"[{_STATE['chapter']} +{time.perf_counter() - _STATE['t0']:.0f} s] {message}\n")
+        out.flush()
 
 
 def enable(chapter: str, note: str = "") -> None:
@@ -44,7 +57,7 @@ def enable(chapter: str, note: str = "") -> None:
         """A tqdm bar that writes whole lines to the process's stderr, at most every :data:`EVERY` seconds."""
 
         def __init__(self, *args, **kwargs):
-            kwargs.update(file=sys.__stderr__, mininterval=EVERY, ascii=True, ncols=100, leave=False)
+            kwargs.update(file=stream(), mininterval=EVERY, ascii=True, ncols=100, leave=False)
             super().__init__(*args, **kwargs)
 
         def display(self, msg=None, pos=None):  # a line per update instead of a carriage-return redraw
