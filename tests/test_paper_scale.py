@@ -301,8 +301,12 @@ def test_a_study_at_a_seed_offset_is_the_same_study_with_every_seed_moved():
             assert replace(b.config, run=replace(b.config.run, members=(ma,))) == a.config  # nothing else does
         assert not {unit_key(u) for u in base.units} & {unit_key(u) for u in moved.units}
     assert ps.split_name("b-heads@7") == ("b-heads", 7) and ps.split_name("b-mixer") == ("b-mixer", 0)
-    for bad, match in (("b-mixer@3", "no seed offsets"), ("b-random@0", "positive"), ("b-random@x", "positive"),
-                       ("b-nope", "no paper-scale study")):  # fmt: skip
+    for bad, match in (
+        ("b-mixer@3", "no seed offsets"),
+        ("b-random@0", "positive"),
+        ("b-random@x", "positive"),
+        ("b-nope", "no paper-scale study"),
+    ):
         with pytest.raises(ValueError, match=match):
             ps.make_study(bad)
     with pytest.raises(ValueError, match="named"):

@@ -184,7 +184,7 @@ def open_study(hub: str | None = None, *, device=None, cache: Cache | None = Non
 
     if hub is None:
         suite, results = committed_runs(cache=cache)
-        return study_table(results, suite, min_runs=3), suite, f"the BPE mini-suite's committed analysis"
+        return study_table(results, suite, min_runs=3), suite, "the BPE mini-suite's committed analysis"
     if hub_offline():
         suite = HubSuite.discover(hub, device=device)
         why = f"{hub} from the hub cache, offline ({len(suite.sizes)} sizes x {len(suite.seeds)} seeds)"
