@@ -10,12 +10,13 @@ Everything else (the results cache, sweeps, the claim criteria, trainers' intern
 from . import models, studies, tasks, train  # noqa: F401 (lib.train for scripts; chapters use lib.studies)
 
 # book glue: scale, seeds, glued values, claims, widgets
-from .book import finish, glue, glue_all, interact, setup
+from .book import export_figure, finish, glue, glue_all, interact, setup
 from .claims import REGISTRY, claim, condition_interval, meets, part_holds, parts_hold
 from .core.seeds import reseed, seed, seed_offset
 
 __all__ = [
     "setup",
+    "export_figure",
     "glue",
     "glue_all",
     "finish",
@@ -331,6 +332,7 @@ from .book.plots import (
     action_landscape_figure,
     attention_heatmap,
     filtered_at,
+    jump_figure,
     legend_for_runs,
     plot_sweep,
     relative_to,
@@ -344,6 +346,7 @@ __all__ += [
     "plot_sweep",
     "legend_for_runs",
     "scan_figure",
+    "jump_figure",
     "filtered_at",
     "scan_state",
     "ternary_panel",

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -554,3 +555,22 @@ def test_a_record_with_non_finite_numbers_survives_the_notebook(tmp_path):
     back = ClaimRecord.from_json(data)
     assert back.interval["hi"] == float("inf") and back.interval_text().startswith("[0, inf]")
     assert "B-bias" in ledger_markdown([back])
+
+
+def test_the_landing_table_has_one_plain_row_per_claim_and_explains_each_contradiction():
+    from lib.claims.ledger import _math, claims_table_markdown
+
+    lib.setup("01_copy_task", fast=True)
+    r1 = lib.claim("A-soft-order", 0.9, control=0.1, show=False, robustness=[])
+    lib.setup("03_linear_vs_softmax", fast=True)
+    derived = lib.claim("A-lin-V2", 2.01, show=False, robustness=[])
+    lib.setup("04_adam_and_sgld", fast=True)
+    r4 = lib.claim("A-soft-order", 0.2, control=0.1, show=False, robustness=[])
+    fake = replace(r4, id="A-lin-cross", status="contradicted", measured_text="P× ∝ L^2.03 V^-0.28")
+    text = claims_table_markdown([r1, derived, r4, fake], [], {"01_copy_task": "/chapters/01_copy_task"})
+    assert text.startswith("**Paper A**") and "| claim | the paper | ours | status | paper scale |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "<small>" in line]
+    assert len(rows) == 2  # A-soft-order once (two chapters), A-lin-cross; the derived check is not a row
+    assert f"{r1.status} ({{doc}}`ch. 1 </chapters/01_copy_task>`) · {r4.status} (ch. 4)" in rows[1]
+    assert "- A-lin-cross (ch. 4): ours P× ∝ $L^{2.03}$ $V^{-0.28}$; the paper:" in text
+    assert _math("P ∝ L^{3/2} V^{1/2} and a|b") == "P ∝ $L^{3/2}$ $V^{1/2}$ and a\\|b"

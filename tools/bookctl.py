@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP_MARK = "# colab-bootstrap"
 LEDGER_FILE = "_ledger.md"
 COUNTS_FILE = "_ledger_counts.md"  # the count per status, included at the top of the landing page
+TABLE_FILE = "_claims_table.md"  # the landing page's plain table, one row per claim
+STUDIES_FILE = "_paper_studies.md"  # the Methods appendix's table of paper-scale studies
 SNAPSHOT = ROOT / "data" / "ledger.json"
 ACCEPT_COMMAND = "make accept-ledger"
 STAGED_TOP_LEVEL = ("_config.yml", "_toc.yml")
@@ -243,20 +245,46 @@ PAPER_STUDIES = "paper-studies"
 
 
 def ledger(out: Path, root: Path = ROOT):
-    """Write ``out/_ledger.md`` and ``out/_ledger_counts.md``; returns the ledger's text, the claim records of the
+    """Write ``out/_ledger.md``, ``out/_ledger_counts.md``, ``out/_claims_table.md`` and ``out/_paper_studies.md``;
+    returns the ledger's text, the claim records of the
     executed chapters and those of the committed paper-scale studies (:func:`lib.studies.paper.paper_records`)."""
     sys.path.insert(0, str(root))
     from lib.claims import collect_claims, counts_markdown, ledger_markdown
+    from lib.claims.ledger import claims_table_markdown
     from lib.studies.paper import paper_records
 
     chapters = executed_chapters(out, root)
     records = collect_claims(chapters.values())
     paper = paper_records()
-    text = ledger_markdown(records, {slug: f"/chapters/{slug}" for slug in chapters}, paper=paper)
+    titles = {slug: f"/chapters/{slug}" for slug in chapters}
+    text = ledger_markdown(records, titles, paper=paper)
     (out / LEDGER_FILE).write_text(text, encoding="utf-8")
     counts = counts_markdown(records, paper)
     (out / COUNTS_FILE).write_text(counts + "\n", encoding="utf-8")
+    (out / TABLE_FILE).write_text(claims_table_markdown(records, paper, titles), encoding="utf-8")
+    (out / STUDIES_FILE).write_text(paper_studies_markdown(), encoding="utf-8")
     return text, records, paper
+
+
+def paper_studies_markdown(data_dir: Path | None = None) -> str:
+    """One row per paper-scale study and seed set as committed under ``data/paper/``: the claims it measures, the
+    units done, the CPU-hours and the CPUs that computed them, and the command that resumes it."""
+    from lib.core.env import DATA_DIR
+    from lib.studies._paper_scale import published
+    from lib.studies.paper import STUDIES, seed_sets
+
+    data_dir = DATA_DIR if data_dir is None else data_dir
+    lines = ["| study | claims | units done | CPU-hours | CPU | command |", "|---|---|---|---|---|---|"]
+    for base in STUDIES:
+        for name in [base] + [f"{base}@{k}" for k in seed_sets(base, data_dir)]:
+            record = published(name, data_dir)
+            if record is None:
+                continue
+            lines.append(
+                f"| `{name}` | {', '.join(record.get('claims', [])) or '—'} | {record['done']} of {record['of']} | "
+                f"{record['cpu_hours']:.1f} | {', '.join(record.get('cpu_capability', []))} | `{record['command']}` |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def statuses(records) -> dict[str, str]:

@@ -162,6 +162,28 @@ def scan_figure(scan, title: str) -> None:
     plt.show()
 
 
+def jump_figure(soft, lin):
+    """The book's opening figure: target attention of the best network (filtered to the lowest :math:`U`) against
+    the number of training sequences, coarse and fine grids merged, for a softmax head (left: a jump) and a linear
+    one (right: a gradual rise). Returns the figure without showing it (the landing page pastes it)."""
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.0), sharey=False)
+    for ax, scan, title, color in (
+        (axes[0], soft, "softmax head: a jump", "tab:red"),
+        (axes[1], lin, "linear head: a gradual rise", "tab:blue"),
+    ):
+        P = np.concatenate([scan.coarse.P, scan.fine.P])
+        y = np.concatenate([scan.coarse.filtered("target"), scan.fine.filtered("target")])
+        order = np.argsort(P, kind="stable")
+        ax.plot(P[order], y[order], "-o", color=color, ms=2.5, lw=1.2)
+        ax.set_xscale("log")
+        ax.set_xlabel("training sequences $P$")
+        ax.set_title(title)
+    axes[0].set_ylabel("attention on the previous token")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
 def filtered_at(result: CopyMapResult, P: float, field: str = "A"):
     """``(P_i, value)``: the recorded size ``P_i`` nearest to ``P`` and ``field`` there, filtered to the lowest U."""
     i = int(np.argmin(np.abs(np.asarray(result.P) - P)))

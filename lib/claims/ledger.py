@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -18,6 +19,7 @@ __all__ = [
     "paper_counts_markdown",
     "paper_b_sentence",
     "status_counts",
+    "claims_table_markdown",
 ]
 
 SOURCES = ("A", "B", "ours")
@@ -223,3 +225,63 @@ def _paper_cell(r: ClaimRecord, p: ClaimRecord | None) -> str:
         return _MARK["not run"]
     ours = _cell(p.measured_text) + (f" {_cell(p.interval_text())}" if p.interval else "")
     return f"{_MARK[p.status]}<br><small>{ours}; control {_cell(p.control_text())}; {_cell(p.note)}</small>"
+
+
+_EXPONENT = re.compile(r"([A-Za-z])\^(\{[^}]*\}|[-−]?[0-9]+(?:\.[0-9]+)?)")
+
+
+def _math(text: str) -> str:
+    """``text`` for a table cell, with caret exponents typeset as maths (``L^{3/2}`` -> :math:`L^{3/2}`)."""
+    return _EXPONENT.sub(lambda m: f"${m.group(1)}^{{{m.group(2).strip('{}').replace('−', '-')}}}$", _cell(text))
+
+
+def claims_table_markdown(
+    records: Iterable[ClaimRecord],
+    paper: Iterable[ClaimRecord] = (),
+    chapter_titles: Mapping[str, str] | None = None,
+) -> str:
+    """The landing page's table, for a reader: per paper (A, B, the book's own), one row per claim on trained or
+    sampled models: the claim in words, the paper's value, ours (the first chapter that measures it), the status in
+    each chapter that checks it and at paper scale. Then one line per *contradicted* row saying what contradicts
+    what. The derived checks (our theory checked against itself) are counted apart, not listed here."""
+    paper = {(p.chapter, p.id): p for p in paper}
+    rows = [r for r in records if r.kind != "derived"]
+    chapter_titles = chapter_titles or {}
+
+    def where(r):
+        n = r.chapter[:2].lstrip("0")
+        return f"{{doc}}`ch. {n} <{chapter_titles[r.chapter]}>`" if r.chapter in chapter_titles else f"ch. {n}"
+
+    out = []
+    for source in SOURCES:
+        ids = sorted({r.id for r in rows if r.source == source})
+        if not ids:
+            continue
+        out += [
+            "",
+            f"**{_SOURCE_NAMES[source]}**",
+            "",
+            "| claim | the paper | ours | status | paper scale |",
+            "|---|---|---|---|---|",
+        ]
+        for cid in ids:
+            mine = sorted((r for r in rows if r.id == cid), key=lambda r: r.chapter)
+            status = " · ".join(f"{r.status} ({where(r)})" for r in mine)
+            scaled = [paper[(r.chapter, r.id)] for r in mine if (r.chapter, r.id) in paper]
+            at_paper = " · ".join(p.status for p in scaled) if scaled else "not run"
+            source_value = "—" if source == "ours" else _math(mine[0].source_value)
+            out.append(
+                f"| {_math(mine[0].statement)} <small>{cid}</small> | {source_value} | {_math(mine[0].measured_text)} | {status} | "
+                f"{at_paper} |"
+            )
+    against = [r for r in rows if r.status == "contradicted"] + [
+        p for p in paper.values() if p.status == "contradicted"
+    ]
+    if against:
+        out += ["", "What is *contradicted*, each in one line:", ""]
+        out += [
+            f"- {r.id} ({where(r)}{', paper scale' if r.scale == 'paper' else ''}): ours "
+            f"{_math(r.measured_text)}; the paper: {_math(r.source_value)}."
+            for r in against
+        ]
+    return "\n".join(out).strip() + "\n"

@@ -359,15 +359,19 @@ class ClaimRecord:
         unmet = f"<br><em>Not yet shown: {e('; '.join(self.unmet))}.</em>" if self.unmet else ""
         choice = f"<br><em>Chosen to match the paper: {e(self.choice)}.</em>" if self.choice else ""
         note = f"<br><em>{e(self.note)}</em>" if self.note else ""
+        where = "paper B's own" if self.scale == "paper" else "FAST"
+        scale = f" at {where} scale" if self.source == "B" or self.scale == "paper" else ""
         return (
-            f'<div class="claim-box" style="border-left:4px solid {color};padding:0.4em 0.8em;margin:0.5em 0;'
+            f'<details class="claim-box" style="border-left:4px solid {color};padding:0.4em 0.8em;margin:0.5em 0;'
             f'background:rgba(127,127,127,0.06)">'
+            f"<summary><strong>{e(self.id)}</strong>{e(scale)}: {e(self.statement)} &nbsp;→&nbsp; "
+            f'<strong style="color:{color}">{e(self.status_text)}</strong></summary>'
             f"<strong>Claim {e(self.id)}</strong> (paper {e(self.source)}): {e(self.statement)}<br>"
             f"<strong>Source:</strong> {e(self.source_value)}<br>"
             f"<strong>Measured here</strong> ({e(self.kind)}, {e(self.scale)} scale): {e(self.measured_text)}{interval}"
             f"{control}<br>"
             f"<strong>Criterion:</strong> reproduced if {e(self.criterion)} ({e(self.why)}){partial} &nbsp;→&nbsp; "
-            f'<strong style="color:{color}">{e(self.status_text)}</strong>{unmet}{choice}{note}</div>'
+            f'<strong style="color:{color}">{e(self.status_text)}</strong>{unmet}{choice}{note}</details>'
         )
 
     def _ipython_display_(self) -> None:
