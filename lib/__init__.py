@@ -7,16 +7,17 @@ Everything else (the results cache, sweeps, the claim criteria, trainers' intern
 ``from lib.claims import at_least``.
 """
 
-from . import models, studies, tasks, train  # noqa: F401 (lib.train for scripts; chapters use lib.studies)
+from . import models, studies, tasks, train  # noqa: F401 (chapters train through lib.studies; they read lib.train's code)
 
 # book glue: scale, seeds, glued values, claims, widgets
-from .book import export_figure, finish, glue, glue_all, interact, setup
+from .book import export_figure, finish, glue, glue_all, interact, setup, show_source
 from .claims import REGISTRY, claim, condition_interval, meets, part_holds, parts_hold
 from .core.seeds import reseed, seed, seed_offset
 
 __all__ = [
     "setup",
     "export_figure",
+    "show_source",
     "glue",
     "glue_all",
     "finish",
@@ -354,6 +355,7 @@ __all__ += [
     "action_landscape",
     "action_landscape_figure",
     "models",
+    "train",
     "studies",
     "tasks",
 ]

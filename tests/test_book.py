@@ -138,3 +138,18 @@ def test_export_figure_writes_under_the_book_root_or_nowhere(tmp_path, monkeypat
     with pytest.raises(ValueError, match="figure name"):
         lib.export_figure(fig, "no such/name", root=book)
     plt.close(fig)
+
+
+def test_show_source_shows_the_science_without_docstring_or_checks():
+    from lib.models.copy_head import attention
+
+    text = lib.show_source(attention, lib.CopyHead.forward).data
+    assert text.startswith("def attention(") and "torch.softmax(G, dim=-1)" in text and "def forward(" in text
+    assert '"""' not in text and "raise" not in text and "check_kind" not in text  # docstring and checks gone
+    assert "# (..., L, L)" in text  # shape comments stay
+    step = lib.show_source(lib.train.sgld.langevin, start="u = energy(p)", stop="noise_scale * xi").data
+    assert step.splitlines()[0] == "u = energy(p)" and step.splitlines()[-1].endswith("noise_scale * xi)")
+    with pytest.raises(ValueError, match="start"):
+        lib.show_source(attention, start="no such line")
+    with pytest.raises(ValueError, match="at least one"):
+        lib.show_source()

@@ -52,6 +52,7 @@ PLOTTING = {
     "glue_all",
     "parts_hold",
     "part_holds",
+    "study_record",  # reads a committed paper-scale study, computes nothing
 }
 LIB_NAMES = ("lib", "th", "theory")  # how chapters name lib and its theory
 

@@ -170,6 +170,61 @@ def _png(fig):
     return Image(data=buf.getvalue(), format="png")
 
 
+def _model_lines(obj) -> list[str]:
+    """The source lines of function ``obj`` without its docstring and argument checks (an ``if`` whose body only
+    raises, a bare ``check_*(...)`` call); comments and blank lines inside kept."""
+    import ast
+    import inspect
+    import textwrap
+
+    lines = textwrap.dedent(inspect.getsource(obj)).splitlines()
+    tree = ast.parse("\n".join(lines))
+    fn = tree.body[0]
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise ValueError(f"show_source needs a function or method, got {obj!r}")
+    drop: set[int] = set()
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        drop.update(range(body[0].lineno, body[0].end_lineno + 1))
+    for node in ast.walk(fn):
+        is_check = isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Raise)
+        is_check = is_check and not node.orelse
+        call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+        named = getattr(call.func, "id", getattr(call.func, "attr", "")) if call is not None else ""
+        if is_check or named.startswith("check_"):
+            drop.update(range(node.lineno, node.end_lineno + 1))
+    return [line for i, line in enumerate(lines, start=1) if i not in drop]
+
+
+def show_source(*objs, start: str | None = None, stop: str | None = None):
+    """The code that *is* the science, read from ``lib`` and shown in the chapter: each function of ``objs`` without
+    its docstring and argument checks, or, with ``start`` (and ``stop``), only the lines from the first that
+    contains ``start`` to the first after it that contains ``stop``. Returns an ``IPython.display.Code``."""
+    from IPython.display import Code
+
+    if not objs:
+        raise ValueError("show_source needs at least one function")
+    parts = []
+    for obj in objs:
+        lines = _model_lines(obj)
+        if start is not None:
+            first = next((i for i, line in enumerate(lines) if start in line), None)
+            if first is None:
+                raise ValueError(f"start {start!r} is not in the source of {obj.__qualname__}")
+            last = (
+                len(lines) - 1
+                if stop is None
+                else next((i for i in range(first, len(lines)) if stop in lines[i]), None)
+            )
+            if last is None:
+                raise ValueError(f"stop {stop!r} does not follow start {start!r} in {obj.__qualname__}")
+            import textwrap
+
+            lines = textwrap.dedent("\n".join(lines[first : last + 1])).splitlines()
+        parts.append("\n".join(lines))
+    return Code("\n\n".join(parts), language="python")
+
+
 #: Where :func:`export_figure` writes, under the book's root: figures that pages without code (the landing page)
 #: show.
 GENERATED = "_generated"
