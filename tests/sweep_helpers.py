@@ -46,3 +46,26 @@ def tiny_training(cfg) -> list:
 def summarize_losses(values) -> dict:
     """The published summary of the tiny study: every done unit's final losses, in unit order."""
     return {"losses": [v for v in values if v is not None], "missing": sum(v is None for v in values)}
+
+
+@dataclass(frozen=True)
+class Risky:
+    x: int
+    die: bool = False  # the task's process kills itself (as the kernel's OOM killer would)
+    sleep: float = 0.0
+
+
+def square_or_die(job: Risky) -> dict:
+    """x -> x**2, unless ``job.die``: then the process is killed before it returns."""
+    import signal
+
+    if job.sleep:
+        time.sleep(job.sleep)
+    if job.die:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"x": job.x, "y": job.x**2}
+
+
+def summarize_squares(values) -> dict:
+    """The published summary of a study of squares: every done unit's ``y``, ``None`` where not done."""
+    return {"y": [None if v is None else v["y"] for v in values]}

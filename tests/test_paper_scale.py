@@ -100,14 +100,19 @@ def test_a_local_pools_workers_end_with_the_process_that_started_them(tmp_path):
     import subprocess
     import time
 
-    script = tmp_path / "parent.py"
+    script, pid_file = tmp_path / "parent.py", tmp_path / "worker.pid"
     script.write_text(
         "import os, time\n"
         "from lib.studies._paper_scale import local_pool\n"
+        "def announce_and_sleep(path):\n"
+        "    with open(path + '.tmp', 'w') as fh:\n"
+        "        fh.write(str(os.getpid()))\n"
+        "    os.replace(path + '.tmp', path)\n"
+        "    time.sleep(120)\n"
         "if __name__ == '__main__':\n"
         "    pool = local_pool(1)\n"
-        "    print(pool.submit(os.getpid).result(), flush=True)\n"
-        "    pool.submit(time.sleep, 120)\n"
+        f"    pool.submit(announce_and_sleep, {str(pid_file)!r})\n"
+        "    print('submitted', flush=True)\n"
         "    time.sleep(120)\n"
     )
     root = Path(__file__).resolve().parents[1]
@@ -119,7 +124,11 @@ def test_a_local_pools_workers_end_with_the_process_that_started_them(tmp_path):
         env={**os.environ, "PYTHONPATH": str(root)},
     )
     try:
-        worker = int(parent.stdout.readline())
+        assert parent.stdout.readline().strip() == "submitted"
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:  # the unit's process has started
+            time.sleep(0.2)
+        worker = int(pid_file.read_text())
         os.kill(worker, 0)  # alive while its parent is
         parent.send_signal(signal.SIGKILL)  # no shutdown, no atexit: as `kill -9`
         parent.wait(timeout=30)

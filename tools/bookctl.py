@@ -270,14 +270,18 @@ def paper_studies_markdown(data_dir: Path | None = None) -> str:
     """One row per paper-scale study and seed set as committed under ``data/paper/``: the claims it measures, the
     units done, the CPU-hours and the CPUs that computed them, and the command that resumes it."""
     from lib.core.env import DATA_DIR
-    from lib.studies._paper_scale import published
+    from lib.studies._paper_scale import UnreadableStudy, published
     from lib.studies.paper import STUDIES, seed_sets
 
     data_dir = DATA_DIR if data_dir is None else data_dir
     lines = ["| study | claims | units done | CPU-hours | CPU | command |", "|---|---|---|---|---|---|"]
     for base in STUDIES:
         for name in [base] + [f"{base}@{k}" for k in seed_sets(base, data_dir)]:
-            record = published(name, data_dir)
+            try:
+                record = published(name, data_dir)
+            except UnreadableStudy as err:
+                lines.append(f"| `{name}` | unreadable: {err} | | | | |")
+                continue
             if record is None:
                 continue
             lines.append(

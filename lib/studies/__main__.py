@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from ._paper_scale import publish, published, run_study
+from ._paper_scale import UnreadableStudy, publish, published, run_study
 from .paper import SEEDED, STUDIES, make_study, seed_sets, split_name
 from .rekey import rekey
 
@@ -49,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "list":
         for name in [n for base in sorted(STUDIES) for n in [base] + [f"{base}@{k}" for k in seed_sets(base)]]:
-            got = published(name)
+            try:
+                got = published(name)
+            except UnreadableStudy as err:
+                print(f"{name}: UNREADABLE. {err}")
+                continue
             print(
                 f"{name}: "
                 + (f"{got['done']} of {got['of']} units, {got['cpu_hours']} CPU-hours" if got else "not run")

@@ -22,8 +22,11 @@ Usage::
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import json
+import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,6 +45,7 @@ __all__ = [
     "committed_units",
     "published",
     "executor_for",
+    "UnreadableStudy",
 ]
 
 #: Where published paper-scale studies live (one JSON file per study).
@@ -121,21 +125,18 @@ def _init_local_worker(parent: int) -> None:
         os._exit(1)
 
 
-def local_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
-    """The local process pool of a study: spawned workers with one torch thread each that end with the process that
-    started them (:func:`_init_local_worker`); ``workers`` defaults to the CPU count, at most 8."""
-    import multiprocessing
+def local_pool(workers: int | None = None) -> cf.Executor:
+    """The local executor of a study: every unit in a fresh spawned process of its own (:class:`TaskProcesses`, so a
+    process that dies fails its own unit only), with one torch thread, ending with the process that started it
+    (:func:`_init_local_worker`); at most ``workers`` at once, by default the CPU count, at most 8."""
     import os
 
+    from ._processes import TaskProcesses
+
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
     n = workers or max(1, min(os.cpu_count() or 1, 8))
-    if n < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    return cf.ProcessPoolExecutor(
-        max_workers=n,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_local_worker,
-        initargs=(os.getpid(),),
-    )
+    return TaskProcesses(n, initializer=_init_local_worker, initargs=(os.getpid(),))
 
 
 def executor_for(scheduler: str | None = None, workers: int | None = None) -> tuple[cf.Executor, Callable]:
@@ -155,10 +156,63 @@ def _record_path(name: str, data_dir: Path | str) -> Path:
     return Path(data_dir) / PAPER_DIR / f"{name}.json"
 
 
+class UnreadableStudy(ValueError):
+    """A published study file that is not a study record (truncated, corrupt, or not JSON)."""
+
+
 def published(name: str, data_dir: Path | str = DATA_DIR) -> dict | None:
-    """The published record of study ``name`` (``data/paper/<name>.json``), or ``None``."""
+    """The published record of study ``name`` (``data/paper/<name>.json``), or ``None``.
+
+    Raises
+    ------
+    UnreadableStudy
+        If the file is not a study record, naming it and the commands that repair it.
+    """
     path = _record_path(name, data_dir)
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        problem = f"is not valid JSON ({err.msg if isinstance(err, json.JSONDecodeError) else err}; truncated?)"
+    else:
+        if isinstance(record, dict) and isinstance(record.get("units"), dict):
+            return record
+        problem = "is not a study record (no 'units' mapping)"
+    raise UnreadableStudy(
+        f"{path} {problem}: restore the committed version with `git checkout -- {path}` and then run "
+        f"`python -m lib.studies publish {name}`, which adds the units the results cache still holds"
+    )
+
+
+@contextlib.contextmanager
+def _publishing_lock(data_dir: Path | str):
+    """Exclusive lock over publishing into ``data_dir`` (every study file and the manifest): two runs of one study,
+    or of two studies, never interleave a read-merge-write."""
+    import fcntl
+
+    folder = Path(data_dir) / PAPER_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".publish.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file of a unique name in the same folder and a rename, so a
+    reader sees the old file or the new one, never a part."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def committed_units(study: PaperStudy, data_dir: Path | str = DATA_DIR) -> dict[str, dict]:
@@ -232,6 +286,13 @@ def publish(
     from ``data/`` alone), the summary of the done units, "k of n", the command, the CPU-hours the done units took
     and the CPU capability of every machine that computed one."""
     cache = cache or default_cache()
+    if write:
+        with _publishing_lock(data_dir):  # the committed units are read again under the lock: nothing is lost
+            return _publish(study, cache, data_dir, write=True)
+    return _publish(study, cache, data_dir, write=False)
+
+
+def _publish(study: PaperStudy, cache: Cache, data_dir: Path | str, *, write: bool) -> dict:
     committed = committed_units(study, data_dir)
     outs = []
     for u in study.units:
@@ -258,8 +319,6 @@ def publish(
 
         path = _record_path(study.name, data_dir)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        _write_atomic(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
         register_files([path], study.command, "lib.studies._paper_scale.publish", data_dir=Path(data_dir))
     return record

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...core.cache import DATA_DIR, Cache
-from .._paper_scale import PaperStudy, publish, published
+from .._paper_scale import PaperStudy, UnreadableStudy, publish, published
 from .._study import resolve
 from .heads import b_heads, b_heads_one
 from .mixers import _mixer_keys, b_mixer, b_mixer_tuning
@@ -108,12 +108,21 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
 
     records = []
     for name in STUDIES:
-        if published(name, data_dir) is None:
+        try:
+            if published(name, data_dir) is None:
+                continue
+            record, measured = _measured(name, data_dir)
+        except UnreadableStudy as err:  # the ledger says so and goes on
+            records += _unreadable(name, err, data_dir)
             continue
-        record, measured = _measured(name, data_dir)
         if record is None:
             continue
-        others = {k: _measured(f"{name}@{k}", data_dir) for k in seed_sets(name, data_dir)}
+        others = {}
+        for k in seed_sets(name, data_dir):
+            try:
+                others[k] = _measured(f"{name}@{k}", data_dir)
+            except UnreadableStudy as err:
+                others[k] = (None, {}, str(err))
         for cid, m in measured.items():
             chapter = m.get("chapter") or REGISTRY[cid].checks[0].chapter
             fixed = f"the paper-scale study {name} (data/paper/)"
@@ -136,7 +145,7 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
                 )
 
             sets, runs, lines = {}, [], []
-            for k, (rec_k, meas_k) in others.items():
+            for k, (rec_k, meas_k, *why) in others.items():
                 m_k = meas_k.get(cid)
                 raw = "not run" if m_k is None else judged(m_k, "", [], fixed).raw_status
                 sets[str(k)] = {
@@ -148,7 +157,7 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
                 }
                 lines.append(
                     f"seed set +{k} ({sets[str(k)]['done']} of {sets[str(k)]['of']} units): "
-                    + (f"{m_k.get('text')} [{raw}]" if m_k else "nothing measured yet")
+                    + (f"{m_k.get('text')} [{raw}]" if m_k else why[0] if why else "nothing measured yet")
                 )
                 if raw not in ("incomplete", "not run"):
                     runs.append({"label": f"BOOK_SEED={k}", "statuses": {f"{chapter}/{cid}": raw}})
@@ -159,6 +168,30 @@ def paper_records(data_dir: Path | str = DATA_DIR) -> list:
             )
             records.append(judged(m, note, runs, "" if runs else fixed))
     return records
+
+
+def _unreadable(name: str, err: Exception, data_dir) -> list:
+    """One *not run* record per claim of study ``name``, whose file cannot be read, saying why and how to repair it."""
+    from ...claims import REGISTRY, build_record
+
+    study = make_study(name, data_dir) if name not in STAGED else None
+    claims = study.claims if study is not None else STUDIES_CLAIMS.get(name, ())
+    return [
+        build_record(
+            cid,
+            REGISTRY[cid].checks[0].chapter,
+            None,
+            note=f"paper-scale study {name}: unreadable. {err}",
+            scale="paper",
+            robustness=[],
+            extra={"study": name, "unreadable": True},
+        )
+        for cid in claims
+    ]
+
+
+#: The claims of the staged studies, whose units cannot be built without their stage's committed result.
+STUDIES_CLAIMS = {"b-mixer": ("B-mixer",), "b-mixer-gpt2": ()}
 
 
 def study_record(name: str, data_dir: Path | str = DATA_DIR) -> dict | None:
