@@ -465,7 +465,11 @@ def test_the_heads_grid_study_is_chapter_6s_grid_and_measure():
     assert m["interval"].n == 3 and "H=1: 0 of 9" in m["text"] and "H=32: 9 of 9" in m["text"]
     one = heads_measures(heads_summary(values[:cells] + [None] * (len(values) - cells)))["B-heads"]
     assert one["interval"] is None and one["control"] is None and len(one["incomplete"]) == 2  # one seed: no interval
-    assert heads_measures(heads_summary(values[:-1] + [None]))["B-heads"]["interval"].n == 2
+    corner = heads_measures(heads_summary(values[:-1] + [None]))["B-heads"]  # seed 2 lacks only (32, 16)
+    assert keys[-1] == (32, 16, 2) and corner["interval"].n == 3 and corner["incomplete"] == []  # it enters no pair
+    assert "H=32: 8 of 8" in corner["text"] and corner["value"] == m["value"]
+    gap = [None if key == (16, 16, 2) else v for key, v in zip(keys, values)]  # (16, 16) enters a pair
+    assert heads_measures(heads_summary(gap))["B-heads"]["interval"].n == 2
     assert heads_measures(heads_summary([None] * len(values))) == {}
     with pytest.raises(ValueError, match="54"):
         heads_summary(values[:3])

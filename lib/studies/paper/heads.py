@@ -187,22 +187,37 @@ def heads_summary(values, seed_offset: int = 0) -> dict:
     return out
 
 
+def _pair_cells(heads, d_heads) -> set[tuple[int, int]]:
+    """The cells ``(H, d_head)`` that enter a pair of :func:`lib.heads_vs_head_size`: ``(H, 2d)`` against ``(2H, d)``
+    (the grid's last corner, most heads and the largest heads, enters none)."""
+    cells = set()
+    for i in range(len(d_heads) - 1):
+        for j in range(len(heads) - 1):
+            if heads[j + 1] == 2 * heads[j] and d_heads[i + 1] == 2 * d_heads[i]:
+                cells |= {(heads[j], d_heads[i + 1]), (heads[j + 1], d_heads[i])}
+    return cells
+
+
 def heads_measures(summary: dict) -> dict:
     """What ``b-heads`` measures of B-heads, as chapter 6 does (:func:`lib.heads_vs_head_size` with
-    :data:`HEADS_TIE`): on the seeds whose whole grid is done, the share of decisive (H, d_head) pairs won by more
+    :data:`HEADS_TIE`): on the seeds whose cells that enter a pair are all done (:func:`_pair_cells`), the share of decisive (H, d_head) pairs won by more
     heads, its interval resampling those seeds, and the control :func:`lib.heads_halves_control` (both need two
-    seeds). ``{}`` while no seed's grid is complete."""
+    seeds; a cell not run yet is left out of it). ``{}`` while no seed's pairs are complete."""
     from ...measures.comparisons import heads_halves_control, heads_vs_head_size
     from ...core.stats import group_bootstrap_interval
 
     heads, d_heads, seeds = summary["heads"], summary["d_heads"], summary["seeds"]
     final = summary["final"]
-    complete = [i for i in range(len(seeds)) if all(final[f"{H},{dh}"][i] is not None for H in heads for dh in d_heads)]
+    needed = _pair_cells(heads, d_heads)
+    complete = [i for i in range(len(seeds)) if all(final[f"{H},{dh}"][i] is not None for H, dh in needed)]
     if not complete:
         return {}
     loss = np.array(
-        [[[final[f"{H},{dh}"][i] for i in complete] for H in heads] for dh in d_heads]
-    )  # (d_head, H, seeds)
+        [
+            [[np.nan if final[f"{H},{dh}"][i] is None else final[f"{H},{dh}"][i] for i in complete] for H in heads]
+            for dh in d_heads
+        ]
+    )  # (d_head, H, seeds); NaN: a cell that enters no pair, not run yet
     pairs = heads_vs_head_size(loss, heads, d_heads, HEADS_TIE)
     n = len(complete)
     interval = (
@@ -210,7 +225,9 @@ def heads_measures(summary: dict) -> dict:
         if n >= 2
         else None
     )
-    left = {H: sum(isinstance(summary["exit"][f"{H},{dh}"][i], int) for dh in d_heads for i in complete) for H in heads}
+    exits = summary["exit"]
+    left = {H: sum(isinstance(exits[f"{H},{dh}"][i], int) for dh in d_heads for i in complete) for H in heads}
+    ran = {H: sum(exits[f"{H},{dh}"][i] is not None for dh in d_heads for i in complete) for H in heads}
     missing = [f"seed {seeds[i]}'s grid not done yet" for i in range(len(seeds)) if i not in complete]
     return {
         "B-heads": {
@@ -221,7 +238,7 @@ def heads_measures(summary: dict) -> dict:
                 f"doubling H beat doubling d_head (same d_model) in {pairs['more']} of "
                 f"{pairs['more'] + pairs['bigger']} decisive pairs ({pairs['ties']} ties; mean final output-bit loss "
                 f"over {n} seed{'s' if n > 1 else ''}); runs that left the plateau, per H: "
-                + ", ".join(f"H={H}: {k} of {len(d_heads) * n}" for H, k in left.items())
+                + ", ".join(f"H={H}: {k} of {ran[H]}" for H, k in left.items())
             ),
             "incomplete": missing,
         }
