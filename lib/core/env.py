@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ROOT", "DATA_DIR", "env_flag"]
+__all__ = ["ROOT", "DATA_DIR", "env_flag", "native_bf16"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = ROOT / "data"
@@ -31,3 +31,13 @@ def env_flag(name: str, default: bool) -> bool:
     if value in _FALSE:
         return False
     raise ValueError(f"environment variable {name}={raw!r}: expected one of 1/0, true/false, yes/no, on/off")
+
+
+def native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 dot products in hardware (AVX-512 BF16 or AMX), as torch detects it.
+
+    Without them torch emulates bfloat16 matrix products, many times slower than float32 (0.81 GFLOP/s on a 2-core
+    AVX2 EPYC), so bfloat16 is worth choosing only where this is True (or on a GPU)."""
+    import torch
+
+    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
