@@ -53,6 +53,7 @@ PLOTTING = {
     "parts_hold",
     "part_holds",
     "study_record",  # reads a committed paper-scale study, computes nothing
+    "study_progress",
 }
 LIB_NAMES = ("lib", "th", "theory")  # how chapters name lib and its theory
 
