@@ -10,6 +10,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import jupytext
 import numpy as np
 import pytest
 
@@ -120,9 +121,10 @@ def _chapter_claim_calls():
     """(chapter slug, claim id, keyword names) of every lib.claim call in the chapters' code cells."""
     calls = []
     for md in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md")):
-        text = md.read_text(encoding="utf-8")
-        for cell in text.split("```{code-cell} ipython3")[1:]:
-            code = "\n".join(line for line in cell.split("\n```")[0].split("\n") if not line.startswith((":", "%")))
+        for cell in jupytext.read(md).cells:
+            if cell.cell_type != "code":
+                continue
+            code = "\n".join(line for line in cell.source.split("\n") if not line.lstrip().startswith(("%", "!")))
             for node in ast.walk(ast.parse(code)):
                 if isinstance(node, ast.Call) and ast.unparse(node.func) == "lib.claim":
                     calls.append((md.stem, node.args[0].value, {k.arg for k in node.keywords}))
