@@ -356,6 +356,5 @@ __all__ += [
     "action_landscape_figure",
     "models",
     "train",
-    "studies",
     "tasks",
 ]

@@ -96,7 +96,8 @@ def counts_markdown(records: Iterable[ClaimRecord], paper: Iterable[ClaimRecord]
         f"Counts of checks on trained or sampled models ({scales} scale); in brackets, how many experiments "
         f"they come from where rows share one. Apart: {len(derived)} *derived* check{'s' * (len(derived) != 1)}, the "
         f"book's own theory checked against itself ({holds} of them hold{'s' * (holds == 1)}), never counted for "
-        "or against a paper. "
+        "or against a paper; properties of the code itself (a mask that hides the answer) are unit tests, not "
+        "claims. "
     )
     return text + paper_counts_markdown(records, paper) + "\n\n" + paper_b_sentence(records, paper)
 
@@ -130,7 +131,7 @@ def paper_counts_markdown(records: Iterable[ClaimRecord], paper: Iterable[ClaimR
     ]
     counted = " · ".join(f"{statuses.count(s)} {s}" for s in COUNTED if statuses.count(s))
     return (
-        f"At paper scale, from committed studies (`data/paper/`): {counted + '; ' if counted else ''}"
+        f"At paper scale, in studies run at the paper's own settings: {counted + '; ' if counted else ''}"
         f"{statuses.count('not run')} not run."
     )
 
