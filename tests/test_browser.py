@@ -70,6 +70,7 @@ def test_page_renders_in_a_browser(html_dir, chromium, doc, tmp_path):
     report, errors = probe(chromium, page, tmp_path)
     assert report["broken"] == [], f"{doc}: images that do not load: {report['broken']}"
     assert report["untypeset"] == [], f"{doc}: formulas left as raw TeX: {report['untypeset'][:5]}"
+    assert report["overflow"] == [], f"{doc}: display equations wider than the column, in sections {report['overflow']}"
     if report["math"]:
         assert report["mathjax"] and report["mjx"] >= report["math"], f"{doc}: MathJax did not typeset the page"
     assert errors == [], f"{doc}: console errors:\n" + "\n".join(errors)

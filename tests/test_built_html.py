@@ -44,6 +44,43 @@ def test_chapter_page_has_figures_and_no_errors(html_dir, doc):
     assert "claim-box" in text, f"{doc}: no claim is shown"
 
 
+def uncaptioned_figures(text: str) -> list[str]:
+    """The executed plot images of a page that stand outside a ``<figure>`` with a ``<figcaption>``."""
+    bare = []
+    for m in re.finditer(r"<img[^>]+src=\"(\.\./)?_images/([^\"]+\.png)\"", text):
+        opened, closed = text.rfind("<figure", 0, m.start()), text.rfind("</figure>", 0, m.start())
+        end = text.find("</figure>", m.end())
+        if opened <= closed or end < 0 or "<figcaption" not in text[m.end() : end]:
+            bare.append(m.group(2)[:16])
+    return bare
+
+
+def echoed_values(text: str) -> list[str]:
+    """Cell results shown as plain text (a value a cell echoes), as opposed to printed lines or figures."""
+    return [
+        html.unescape(re.sub(r"<[^>]+>", "", m))[:60]
+        for m in re.findall(r"output text_plain[^>]*>(.*?)</pre>", text, re.S)
+    ]
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_every_figure_has_a_caption_and_no_value_is_echoed(html_dir, doc):
+    text = (html_dir / f"{doc}.html").read_text(encoding="utf-8")
+    assert uncaptioned_figures(text) == [], f"{doc}: figures without a numbered caption"
+    assert echoed_values(text) == [], f"{doc}: echoed values"
+
+
+def test_the_figure_and_echo_checks_can_fail():
+    img = '<img alt="x" src="../_images/abc.png" />'
+    assert uncaptioned_figures(f"<div>{img}</div>") == ["abc.png"]
+    assert (
+        uncaptioned_figures(f'<figure class="align-default">{img}<figcaption><p>Look.</p></figcaption></figure>') == []
+    )
+    assert uncaptioned_figures(f"<figure>{img}</figure>") == ["abc.png"]
+    echo = '<div class="output text_plain highlight-myst-ansi notranslate"><div class="highlight"><pre>0.25</pre>'
+    assert echoed_values(echo) == ["0.25"] and echoed_values('<div class="output stream"><pre>x</pre>') == []
+
+
 @pytest.mark.parametrize("doc", CHAPTERS)
 def test_colab_button_opens_the_paired_notebook(html_dir, doc):
     text = html.unescape((html_dir / f"{doc}.html").read_text(encoding="utf-8"))

@@ -24,6 +24,8 @@ from pathlib import Path
 import jupytext
 import pytest
 
+from tools.bookctl import toc_files
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.md"))
 MAX_CELL = 20
@@ -214,3 +216,49 @@ def test_lib_exports_exactly_what_chapters_use():
         "chapters use names lib/__init__.py does not export"
     )
     assert len(lib.__all__) == len(set(lib.__all__))
+
+
+# ----------------------------------------------------------------------------------------------- reading (issue 47)
+#: Provenance a reader does not need in the running text: it belongs in the Methods appendix and commit messages.
+PROVENANCE = re.compile(
+    r"\bcach(?:e|es|ed|ing)\b|\bmanifests?\b|\bCPU[- ]hours?\b|--publish|python -m lib\.studies|data/paper", re.I
+)
+
+
+def _prose(doc: str) -> str:
+    path = ROOT / f"{doc}.md"
+    if doc.startswith("chapters/"):
+        return "\n".join(c.source for c in jupytext.read(path).cells if c.cell_type == "markdown")
+    return path.read_text(encoding="utf-8")
+
+
+def test_the_book_reads_in_an_evening():
+    from tools.bookctl import PROSE_BUDGET, prose_words
+
+    counts = prose_words(ROOT)
+    assert set(counts) >= {f"chapters/{p.stem}" for p in CHAPTERS}
+    assert sum(counts.values()) <= PROSE_BUDGET, f"{sum(counts.values())} words of prose: {counts}"
+
+
+def test_prose_words_count_glued_values_as_one_word(tmp_path):
+    from tools.bookctl import prose_words
+
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: chapters/01_x\n")
+    (tmp_path / "intro.md").write_text("# Title\n\nTwo words.\n")
+    (tmp_path / "chapters").mkdir()
+    cell = "```{code-cell} ipython3\nx = 1  # code is not prose\n```\n"
+    (tmp_path / "chapters" / "01_x.md").write_text(f"# One\n\nGap {{glue:text}}`gap:.2f` here.\n\n{cell}")
+    assert prose_words(tmp_path) == {"intro": 3, "chapters/01_x": 4}
+
+
+@pytest.mark.parametrize("doc", [d for d in toc_files(ROOT) if d != "methods"])
+def test_no_provenance_outside_the_methods_appendix(doc):
+    found = [m.group(0) for m in PROVENANCE.finditer(_prose(doc))]
+    assert found == [], f"{doc}: provenance in the running text ({found}); it belongs in methods.md"
+
+
+def test_the_provenance_pattern_finds_what_it_names():
+    for text in ("results are cached", "the manifest", "3.3 CPU-hours", "run --publish", "data/paper/x.json"):
+        assert PROVENANCE.search(text), text
+    for text in ("a manifold of minima", "the paper's budget", "published by the authors"):
+        assert not PROVENANCE.search(text), text

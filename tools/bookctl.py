@@ -74,6 +74,32 @@ def chapter_docnames(root: Path = ROOT) -> list[str]:
     return [n for n in toc_files(root) if n.startswith("chapters/")]
 
 
+# ----------------------------------------------------------------------------------------------- reading
+#: The book's prose budget (issue 47): about an evening's reading at 200 words a minute.
+PROSE_BUDGET = 20_000
+_GLUE_ROLE = re.compile(r"\{glue:[a-z]+\}`[^`]*`")
+_WORD = re.compile(r"[A-Za-z0-9][\w'’.-]*")
+
+
+def prose_words(root: Path = ROOT) -> dict[str, int]:
+    """Words of prose per page of the TOC, in reading order.
+
+    Prose is the page's markdown (for a chapter, its markdown cells); a glued value counts as one word, code cells and
+    their outputs count as none.
+    """
+    import jupytext
+
+    counts = {}
+    for doc in toc_files(root):
+        path = root / f"{doc}.md"
+        if doc.startswith("chapters/"):
+            text = "\n".join(c.source for c in jupytext.read(path).cells if c.cell_type == "markdown")
+        else:
+            text = path.read_text(encoding="utf-8")
+        counts[doc] = len(_WORD.findall(_GLUE_ROLE.sub("N", text)))
+    return counts
+
+
 # ----------------------------------------------------------------------------------------------- sync
 #: Packages a chapter needs beyond Colab's own (installed at the versions requirements.txt pins, only where Colab's
 #: differ; torch is never among them: Colab's CUDA build stays).
@@ -526,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     p_list.add_argument("--prefix", default="", help="prepend this to each docname (e.g. build/book/)")
     p_times = sub.add_parser("times", help="how long each staged chapter took to execute (from its cell timestamps)")
     p_times.add_argument("out", nargs="?", default=str(ROOT / "build" / "book"))
+    sub.add_parser("words", help="words of prose per page and in all (the budget is PROSE_BUDGET)")
     p_new = sub.add_parser("new")
     p_new.add_argument("slug")
     p_new.add_argument("title")
@@ -536,6 +563,12 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             print(p, file=sys.stderr)
         return 1 if problems else 0
+    if args.cmd == "words":
+        counts = prose_words()
+        for doc, n in counts.items():
+            print(f"{n:6d}  {doc}")
+        print(f"{sum(counts.values()):6d}  in all (budget {PROSE_BUDGET})")
+        return 0
     if args.cmd == "stage":
         stage(Path(args.out))
         print(f"staged {len(chapter_docnames())} chapter(s) into {args.out}")
