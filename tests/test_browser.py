@@ -1,8 +1,9 @@
 """The built book opened as a reader opens it: every page in headless Chromium (run by `make test` after the build).
 
-For each page: every image loads, every formula is typeset by MathJax (no raw TeX left in a ``.math`` element), and
-the console shows no error (an uncaught exception or a resource that failed to load). One screenshot per chapter is
-saved under ``_build/screenshots/``. Chromium is Debian's ``chromium`` (``make chromium`` installs it where missing);
+For each page: every image loads, every formula is typeset by MathJax (no raw TeX left in a ``.math`` element), no
+display equation is wider than the column, no printed output is cut at the column's edge, and the console shows no
+error (an uncaught exception or a resource that failed to load). One screenshot per chapter and of the landing page
+is saved under ``_build/screenshots/``. Chromium is Debian's ``chromium`` (``make chromium`` installs it where missing);
 ``BOOK_CHROMIUM`` names another binary.
 """
 
@@ -70,6 +71,7 @@ def test_page_renders_in_a_browser(html_dir, chromium, doc, tmp_path):
     report, errors = probe(chromium, page, tmp_path)
     assert report["broken"] == [], f"{doc}: images that do not load: {report['broken']}"
     assert report["untypeset"] == [], f"{doc}: formulas left as raw TeX: {report['untypeset'][:5]}"
+    assert report["cut"] == [], f"{doc}: printed output cut at the column: {report['cut'][:3]}"
     assert report["overflow"] == [], f"{doc}: display equations wider than the column, in sections {report['overflow']}"
     if report["math"]:
         assert report["mathjax"] and report["mjx"] >= report["math"], f"{doc}: MathJax did not typeset the page"
@@ -78,7 +80,7 @@ def test_page_renders_in_a_browser(html_dir, chromium, doc, tmp_path):
         assert report["images"] > 0, f"{doc}: no figure"
 
 
-@pytest.mark.parametrize("doc", CHAPTERS)
+@pytest.mark.parametrize("doc", [PAGES[0], *CHAPTERS])
 def test_screenshot_per_chapter(html_dir, chromium, doc):
     shots = html_dir.parent / "screenshots"
     shots.mkdir(exist_ok=True)
