@@ -405,7 +405,7 @@ def test_ledger_is_built_from_notebook_outputs(tmp_path):
     assert got == [r1, r2, r3]
     text = ledger_markdown(got, {"01_copy_task": "/chapters/01_copy_task"})
     assert text.startswith("| claims of | reproduced | partial | not at our scale | contradicted |")
-    assert "| Paper A (2 checks) | 0 | 2 (1 experiment) | 0 | 0 |" in text  # two rows of chapter 1's scans
+    assert "| Paper A (2 checks of 2 claims) | 0 | 2 (1 experiment) | 0 | 0 |" in text  # two rows of chapter 1's scans
     assert "1 *derived* check, the book's own theory checked against itself (1 of them holds)" in text
     assert "| **derived: holds** | `A-lin-V2`" in text
     assert "No claim of paper B is reproduced yet" in text
@@ -523,7 +523,7 @@ def test_headline_counts_per_paper_and_names_paper_b_by_scale():
     assert paper.status == "partial"  # fixed seeds; at the paper's setting the contradicted rule would stand
     assert lib.claims.build_record("B-heads-one", "06_sparse_patterns", 2, scale="paper").status == "contradicted"
     text = lib.claims.counts_markdown([fast], [paper])
-    assert "| Paper B (1 check) | 0 | 0 | 1 | 0 |" in text
+    assert "| Paper B (1 check of 1 claim) | 0 | 0 | 1 | 0 |" in text
     assert (
         "No claim of paper B is reproduced yet; at FAST scale, none reproduced or partial — at paper scale, "
         "partial: B-heads-one." in text

@@ -84,7 +84,8 @@ def counts_markdown(records: Iterable[ClaimRecord], paper: Iterable[ClaimRecord]
         rows = [r for r in records if r.source == source and r.kind != "derived"]
         if rows:
             lines.append(
-                f"| {_SOURCE_NAMES[source]} ({len(rows)} check{'s' * (len(rows) != 1)}) | "
+                f"| {_SOURCE_NAMES[source]} ({len(rows)} check{'s' * (len(rows) != 1)} of "
+                f"{len({r.id for r in rows})} claim{'s' * (len({r.id for r in rows}) != 1)}) | "
                 + " | ".join(_tally(rows, s) for s in shown)
                 + " |"
             )
