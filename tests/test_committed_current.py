@@ -39,7 +39,8 @@ def test_every_committed_result_is_current():
 def test_every_committed_paper_scale_unit_is_current():
     """A unit committed under data/paper/ is keyed by the numerics of its training function; after an edit of them
     its key is no longer among the study's, the study would silently lose it (and its summary would describe runs
-    of the old code): the edit must come with the study rerun, or not at all."""
+    of the old code): the edit must come with the study rerun, or with `python -m lib.studies equate` showing that
+    the new code computes the committed numbers bit for bit (lib.studies._equate), or not at all."""
     from lib.studies._paper_scale import published
     from lib.studies.paper import make_study, split_name
     from lib.studies._study import unit_key
@@ -55,4 +56,7 @@ def test_every_committed_paper_scale_unit_is_current():
     for name in sorted(files):
         keys = {unit_key(u) for u in make_study(name, DATA).units}
         saved = set(published(name, DATA)["units"])
-        assert saved <= keys, f"{name}: {len(saved - keys)} committed units of code that has changed since"
+        assert saved <= keys, (
+            f"{name}: {len(saved - keys)} committed units of code that has changed since (rerun the study, or prove "
+            "the change numerics-neutral: python -m lib.studies equate)"
+        )

@@ -6,6 +6,7 @@ Usage::
     python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K]
     python -m lib.studies run NAME@K ...         # the same study with every seed moved by K (a second seed set)
     python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
+    python -m lib.studies equate [NAME ...] [--since REV]  # after a refactor: prove the numbers unchanged, re-key
     python -m lib.studies rekey --legacy-root DIR  # cache format 1 -> 2 (lib.studies.rekey; done, idempotent)
 """
 
@@ -40,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--limit", type=int, default=None, help="run only the first K units")
     pub = sub.add_parser("publish", help="publish what the results cache holds (computes nothing)")
     pub.add_argument("name", type=_study_name)
+    eq = sub.add_parser("equate", help="re-key committed units after a refactor shown to change no number")
+    eq.add_argument("names", nargs="*", type=_study_name, help="studies (default: every published one)")
+    eq.add_argument("--since", default="HEAD", help="the git revision whose code computed the units (default HEAD)")
     rk = sub.add_parser("rekey", help="re-key data/ from cache format 1 to format 2 (idempotent)")
     rk.add_argument("--legacy-root", required=True, help="a checkout of the last format-1 commit (132c8b1)")
     args = parser.parse_args(argv)
@@ -47,6 +51,24 @@ def main(argv: list[str] | None = None) -> int:
         for line in rekey(args.legacy_root):
             print(line)
         return 0
+    if args.cmd == "equate":
+        from pathlib import Path
+
+        from ..core.env import DATA_DIR
+        from ._equate import NotNeutral, equate, numerics_at
+
+        root = Path(__file__).resolve().parents[2]
+        names = args.names or sorted(p.stem for p in (Path(DATA_DIR) / "paper").glob("*.json"))
+        failed = 0
+        for name in names:
+            try:
+                out = equate(make_study(name), lambda funcs: numerics_at(root, args.since, funcs))
+            except NotNeutral as err:
+                failed += 1
+                print(f"{name}: NOT re-keyed. {err}")
+                continue
+            print(json.dumps(out))
+        return 1 if failed else 0
     if args.cmd == "list":
         for name in [n for base in sorted(STUDIES) for n in [base] + [f"{base}@{k}" for k in seed_sets(base)]]:
             try:

@@ -1,0 +1,203 @@
+r"""A numerics-neutral re-key of published paper-scale units: prove that changed code computes the same numbers, then
+file the committed units under the new code's keys (``python -m lib.studies equate [NAME ...] [--since REV]``).
+
+A unit's key holds the numerics version of its function (:func:`lib.core.numerics.numerics_version`): any edit of the
+code it reaches (the trainer, the model, the unit function itself) gives every unit a new key, and the committed
+CPU-hours would be lost to a refactor that changes no number. This module is the way through. For each published
+study and each unit function whose numerics version differs between revision ``REV`` (the code that computed the
+units, by default ``HEAD``) and the working tree:
+
+1. the numerics version *then* is read from ``REV`` itself (a temporary ``git worktree``, so no record of it is needed);
+2. the committed units of that function are found under their keys of then;
+3. the cheapest of them computed on a machine like this one (same CPU model and ISA where recorded, same torch
+   capability and version) is computed again by the code of now, in a fresh process with one torch thread, as the
+   engine computes units;
+4. only if the new value equals the committed one *exactly* (every float, after the JSON round trip the record went
+   through) are all of that function's committed units re-filed under their new keys; payloads are not touched.
+
+A value that differs in any bit, or no unit to verify on, leaves the study as it was and says why
+(:class:`NotNeutral`): a change of numerics must come with the study rerun, as
+``tests/test_committed_current.py`` demands. Bit identity is a property of a machine (two CPU models of one ISA differ
+in the last bits), hence the choice of the unit to verify; the golden tests (``tests/golden/``) check every trainer's
+numbers on any machine to a tolerance, this check the committed ones to the bit on one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+from ..core.cache import DATA_DIR
+from ._paper_scale import (
+    PaperStudy,
+    _publishing_lock,
+    _record_path,
+    _write_atomic,
+    local_pool,
+    published,
+)
+from ._study import StudyUnit, run_unit, unit_key
+
+__all__ = ["NotNeutral", "equate", "numerics_at"]
+
+#: The fields of a unit's recorded machine that decide its float results (``cpus`` does not; ``threads`` is 1).
+MACHINE_FIELDS = ("arch", "cpu", "isa", "cpu_capability", "torch")
+
+
+class NotNeutral(ValueError):
+    """The changed code was not shown to compute the committed numbers: the units keep their keys (stale)."""
+
+
+def numerics_at(root: str | Path, rev: str, funcs: list[str]) -> dict[str, str]:
+    """``{func: numerics version}`` of the unit functions ``funcs`` (``"package.module:function"``) as the code stood
+    at git revision ``rev`` of the repository at ``root``, read in a temporary worktree by a fresh interpreter."""
+    root = Path(root)
+    script = (
+        "import json, sys\n"
+        "from lib.core.numerics import numerics_version\n"
+        "from lib.studies._study import resolve\n"
+        "print(json.dumps({f: numerics_version(resolve(f)) for f in json.loads(sys.argv[1])}))\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp) / "then"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(where), rev], cwd=root, check=True, capture_output=True
+        )
+        try:
+            out = subprocess.run(
+                [sys.executable, "-c", script, json.dumps(sorted(set(funcs)))],
+                cwd=where,  # the worktree's lib comes first on the path ('' for -c)
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+        except subprocess.CalledProcessError as err:
+            raise NotNeutral(f"could not read the numerics of {funcs} at {rev}: {err.stderr[-500:]}") from None
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=root, capture_output=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _alike(recorded: dict, here: dict) -> bool:
+    """Whether a unit computed on ``recorded`` can be recomputed bit for bit ``here``: every deciding field that both
+    name agrees (an older record without the CPU model is tried; the bit comparison decides)."""
+    return all(recorded[f] == here[f] for f in MACHINE_FIELDS if f in recorded and f in here)
+
+
+def _recompute(u: StudyUnit) -> dict:
+    """``run_unit(u)`` in a fresh spawned process with one torch thread, as :func:`lib.studies.run_study` runs it."""
+    with local_pool(1) as pool:
+        return pool.submit(run_unit, u).result()
+
+
+def equate(
+    study: PaperStudy,
+    numerics_then: Callable[[list[str]], dict[str, str]],
+    *,
+    data_dir: Path | str = DATA_DIR,
+    here: dict | None = None,
+    recompute: Callable[[StudyUnit], dict] = _recompute,
+) -> dict:
+    """Re-file ``study``'s committed units under the current code's keys where the code computes the same numbers.
+
+    Parameters
+    ----------
+    study : PaperStudy
+        The study as the current code defines it.
+    numerics_then : callable
+        ``[func, ...] -> {func: numerics version}`` of the code that computed the committed units
+        (:func:`numerics_at` of a revision, on the command line).
+    here : dict, optional
+        This machine as :func:`lib.core.cache._machine` records it (by default, this process's, torch loaded).
+    recompute : callable
+        ``StudyUnit -> run_unit's result`` (by default in a fresh one-thread process).
+
+    Returns
+    -------
+    dict
+        ``{"study", "renamed": number of units re-filed, "verified": [{"func", "unit", "cpu_seconds"}],
+        "unchanged": [func whose numerics did not change]}``.
+
+    Raises
+    ------
+    NotNeutral
+        If a changed function's recomputed unit differs from its committed value, or none of its committed units was
+        computed on a machine like this one; nothing is re-filed then.
+    """
+    record = published(study.name, data_dir)
+    if record is None:
+        raise ValueError(f"{study.name}: nothing is published to re-key")
+    if here is None:
+        import torch  # noqa: F401  (the machine record names torch's capability when torch is loaded)
+
+        from ..core.cache import _machine
+
+        here = _machine()
+    saved = record["units"]
+    by_func: dict[str, list[StudyUnit]] = {}
+    for u in study.units:
+        by_func.setdefault(u.func, []).append(u)
+    then = numerics_then(sorted(by_func))
+    renames, verified, unchanged = {}, [], []
+    for func, units in by_func.items():
+        if then[func] == units[0].numerics:
+            unchanged.append(func)
+            continue
+        present = [(k, u) for k, u in ((unit_key(replace(u, numerics=then[func])), u) for u in units) if k in saved]
+        if not present:
+            continue
+        candidates = sorted(
+            [(k, u) for k, u in present if _alike(saved[k]["machine"], here)],
+            key=lambda ku: saved[ku[0]]["cpu_seconds"],
+        )
+        if not candidates:
+            raise NotNeutral(
+                f"{study.name}: no committed unit of {func} was computed on a machine like this one "
+                f"({ {f: here.get(f) for f in MACHINE_FIELDS} }); verify on one that computed them"
+            )
+        key, u = candidates[0]
+        got = recompute(u)
+        if not _alike(saved[key]["machine"], got["machine"]):
+            raise NotNeutral(
+                f"{study.name}: the cheapest unit of {func} was computed on {saved[key]['machine']}, this machine is "
+                f"{got['machine']}: its bits cannot be compared here"
+            )
+        new = json.loads(json.dumps(got["value"]))  # the JSON round trip the committed value went through
+        if new != saved[key]["value"]:
+            raise NotNeutral(
+                f"{study.name}: the code of now computes unit {key} of {func} differently from the committed value "
+                f"(max |difference| {_max_diff(new, saved[key]['value']):.3g}): its numerics changed; rerun the study"
+            )
+        verified.append({"func": func, "unit": key, "cpu_seconds": round(saved[key]["cpu_seconds"], 1)})
+        renames.update({k: unit_key(u) for k, u in present})
+    if renames:
+        _refile(study, renames, data_dir)
+    return {"study": study.name, "renamed": len(renames), "verified": verified, "unchanged": unchanged}
+
+
+def _refile(study: PaperStudy, renames: dict[str, str], data_dir: Path | str) -> None:
+    """Rename unit keys in the published record, under the publishing lock; every payload byte stays."""
+    from ..core.cache import register_files
+
+    with _publishing_lock(data_dir):
+        record = published(study.name, data_dir)
+        record["units"] = {renames.get(k, k): v for k, v in record["units"].items()}
+        path = _record_path(study.name, data_dir)
+        _write_atomic(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        register_files([path], study.command, "lib.studies._paper_scale.publish", data_dir=Path(data_dir))
+
+
+def _max_diff(a, b) -> float:
+    """The largest absolute difference between two JSON values of one shape (``inf`` where the shapes differ)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return max((_max_diff(a[k], b[k]) if k in b else float("inf") for k in a), default=0.0)
+    if isinstance(a, list) and isinstance(b, list):
+        return max((_max_diff(x, y) for x, y in zip(a, b)), default=0.0) if len(a) == len(b) else float("inf")
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(float(a) - float(b))
+    return 0.0 if a == b else float("inf")
