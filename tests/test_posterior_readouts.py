@@ -14,6 +14,7 @@ from lib.measures.comparisons import growth_before, peak_ratio, spread_at_widest
 from lib.readouts.posterior import (
     coverage_readouts,
     hysteresis,
+    order_parameter_deviation,
     relative_deviation,
     sampled_transition,
     scaling_diagnostics,
@@ -175,3 +176,24 @@ def test_scaling_diagnostics_equal_the_chapter_formulas():
     assert d["n_diverged"] == int(sum(x.sum() for x in scaling.diverged.values())) <= d["n_chains"]
     assert d["scaling_cpu"] == pytest.approx(sum(scaling.seconds.values()) / 60)
     assert (d["where_diverged"] == "none") == (d["n_diverged"] == 0)
+
+
+def test_order_parameter_deviation_takes_the_copy_coefficient_on_its_own_scale():
+    where = np.array([False, True, True])
+    c1_ref, cG_ref = np.array([0.5, 1.0, 2.0]), np.array([0.0, 0.02, 0.2])
+    c1 = np.stack([c1_ref * 1.05, c1_ref * 1.05], axis=1)  # 5 % off everywhere
+    cG = np.stack([cG_ref + 0.01, cG_ref + 0.01], axis=1)  # 0.01 off: 50 % of c_G at 0.02, 5 % of its scale 0.2
+    assert relative_deviation(cG, cG_ref, where) == pytest.approx(0.5)  # the ill-posed reading near c_G = 0
+    assert order_parameter_deviation(c1, c1_ref, cG, cG_ref, where) == pytest.approx(0.05)
+    far = np.stack([cG_ref + 0.06, cG_ref + 0.06], axis=1)  # 0.06 off: 30 % of the scale, now the larger of the two
+    assert order_parameter_deviation(c1, c1_ref, far, cG_ref, where) == pytest.approx(0.3)
+    on = np.stack([c1_ref, c1_ref], axis=1), np.stack([cG_ref, cG_ref], axis=1)
+    assert order_parameter_deviation(on[0], c1_ref, on[1], cG_ref, where) == 0.0  # samples on the theory
+    assert order_parameter_deviation(c1[:, [0]], c1_ref, cG[:, [1]], cG_ref, where) == pytest.approx(0.05)  # resample
+    for bad in (
+        (c1, c1_ref, cG[:, 0], cG_ref, where),
+        (c1, c1_ref, cG, cG_ref, np.zeros(3, bool)),
+        (c1, c1_ref, cG, -cG_ref, where),
+    ):
+        with pytest.raises(ValueError):
+            order_parameter_deviation(*bad)

@@ -16,7 +16,14 @@ change without touching them).
 
 from .critical_sizes import crossover_scaling, linear_curve_readouts, onset_scaling, sample_efficiency, softmax_scaling
 from .derivation_checks import coverage_checks, marginal_checks
-from .posterior import coverage_readouts, hysteresis, relative_deviation, sampled_transition, scaling_diagnostics
+from .posterior import (
+    coverage_readouts,
+    hysteresis,
+    order_parameter_deviation,
+    relative_deviation,
+    sampled_transition,
+    scaling_diagnostics,
+)
 from .probes import future_token_leak, key_share
 from .plateau import INDEPENDENT_EXITS, plateau_sensitivity
 from .speedups import prepretrain_speedups, seed_nulls
@@ -34,6 +41,7 @@ __all__ = [
     "coverage_readouts",
     "hysteresis",
     "relative_deviation",
+    "order_parameter_deviation",
     "sampled_transition",
     "scaling_diagnostics",
     "future_token_leak",

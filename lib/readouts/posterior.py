@@ -8,6 +8,7 @@ chapter computed them before they moved here:
   over chains, and the same gap for linear attention (one minimum: the control);
 * :func:`sampled_transition`: where each branch holds the copy pattern, and the bootstrap of the copy branch's
   onset in units of a theory's :math:`P^*`;
+* :func:`order_parameter_deviation`: :math:`\hat c_1`'s relative deviation and :math:`\hat c_G`'s on its own scale;
 * :func:`relative_deviation`: the largest relative deviation of a chain-averaged order parameter from a theory's
   curve (a statistic of chain indices, so :func:`lib.core.stats.group_bootstrap_interval` can resample whole chains);
 * :func:`coverage_readouts`: the coverage (:func:`lib.theory.coverage`) of Adam minimisers, single posterior
@@ -34,6 +35,7 @@ __all__ = [
     "hysteresis",
     "sampled_transition",
     "relative_deviation",
+    "order_parameter_deviation",
     "CoverageReadouts",
     "coverage_readouts",
     "scaling_diagnostics",
@@ -139,6 +141,31 @@ def relative_deviation(chain_means, reference, where) -> float:
     if not where.any() or not (ref[where] > 0).all():
         raise ValueError("where must select at least one P, and the reference must be > 0 there")
     return float((np.abs(c.mean(1) - ref)[where] / ref[where]).max())
+
+
+def order_parameter_deviation(c1_chains, c1_reference, cG_chains, cG_reference, where) -> float:
+    r"""How far sampled linear order parameters lie from a theory: the larger of :math:`\hat c_1`'s largest relative
+    deviation (:func:`relative_deviation`) and :math:`\hat c_G`'s largest deviation *on the scale of*
+    :math:`\hat c_G`,
+
+    .. math:: \max\Big(\max_{P} \frac{|\bar c_1(P) - c_1^\text{ref}(P)|}{c_1^\text{ref}(P)},\;
+        \frac{\max_{P} |\bar c_G(P) - c_G^\text{ref}(P)|}{\max_{P} c_G^\text{ref}(P)}\Big),
+
+    maxima over :math:`P` where ``where`` is true, :math:`\bar c` the mean over the chains (columns of the
+    ``(n_P, n)`` arrays). The copy coefficient starts at zero at the onset, where a relative deviation is ill-posed
+    (a gap of 0.01 at :math:`c_G = 0.02` reads as 50 %); measured against its largest value in the range it reads as
+    what it is. Pass column subsets of both arrays for a resample of the chains.
+    """
+    cG, ref = np.asarray(cG_chains, dtype=float), np.asarray(cG_reference, dtype=float)
+    where = np.asarray(where, dtype=bool)
+    if cG.ndim != 2 or ref.shape != cG.shape[:1] or where.shape != ref.shape:
+        raise ValueError(
+            f"need cG_chains (n_P, n) with cG_reference and where (n_P,), got {cG.shape}, {ref.shape}, {where.shape}"
+        )
+    if not where.any() or not ref[where].max() > 0:
+        raise ValueError("where must select at least one P, and cG_reference must be > 0 somewhere there")
+    scaled = float(np.abs(cG.mean(1) - ref)[where].max() / ref[where].max())
+    return max(relative_deviation(c1_chains, c1_reference, where), scaled)
 
 
 @dataclass(frozen=True)
