@@ -26,12 +26,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lib.lm import (  # noqa: E402
-    PAIR_DIR,
-    LocalSuite,
+    BPE_PAIR,
     MINISUITE,
+    LocalSuite,
     all_single_head_logits,
+    build_prompts,
     build_tokenizer,
-    make_prompts,
     patched_last_logits,
     record_patterns,
     register_patchable,
@@ -40,11 +40,15 @@ from lib.lm import (  # noqa: E402
 
 
 def models():
-    if (PAIR_DIR / "suite.json").is_file():
-        pair = LocalSuite(PAIR_DIR)
+    """``(old, new, prompts, what)``: the committed BPE checkpoint pair and its string-repetition prompts, or two
+    random-init word-level models and the word-level prompts."""
+    if (BPE_PAIR / "suite.json").is_file():
+        pair = LocalSuite(BPE_PAIR)
         size, seed = pair.sizes[0], pair.seeds[0]
         old, new = (pair.load_model(size, seed, s) for s in pair.steps)
-        return old, new, pair.load_tokenizer(), f"committed pair {pair.name(size, seed)} steps {pair.steps}"
+        prompts = build_prompts("rep", pair.load_tokenizer(), n=32, seed=0)
+        return old, new, prompts, f"committed pair {pair.name(size, seed)} steps {pair.steps}"
+    from lib.lm.prompts import make_prompts
     from transformers import GPTNeoXForCausalLM
 
     register_patchable()
@@ -56,7 +60,12 @@ def models():
         torch.manual_seed(seed)
         out.append(GPTNeoXForCausalLM(cfg).eval())
     size = MINISUITE.sizes[-1]
-    return out[0], out[1], tok, f"random-init {size.name} ({size.n_layer}L/{size.d_model}/{size.n_head}H)"
+    return (
+        out[0],
+        out[1],
+        make_prompts("rep", tok, n=32, seed=0),
+        f"random-init {size.name} ({size.n_layer}L/{size.d_model}/{size.n_head}H)",
+    )
 
 
 def best_of(fn, repeats):
@@ -73,8 +82,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    old, new, tok, what = models()
-    ps = make_prompts("rep", tok, n=32, seed=0)
+    old, new, ps, what = models()
     ids = torch.as_tensor(ps.input_ids)  # (N, T)
     _, donor = record_patterns(new, ids)  # (L, N, H, T, T)
     L, N, H = donor.shape[:3]

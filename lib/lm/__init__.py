@@ -83,14 +83,16 @@ from .study_results import (
 from .tasks import PERIODS, build_prompts, task_pools
 from .tasks import TASK_TITLES as STUDY_TASK_TITLES
 from .tasks import TASKS as STUDY_TASKS
-from .prompts import PAPER_EXAMPLE, TASK_TITLES, TASKS, PromptSet, make_prompts, prompt_set
+from .prompts import PAPER_EXAMPLE, TASK_TITLES, TASKS, PromptSet, prompt_set
 from .suite import (
     PYTHIA_SIZES,
+    CheckpointError,
     HubSuite,
     HubUnreachable,
     LocalSuite,
     Suite,
     SuiteIndexError,
+    SuiteWarning,
     check_transformers,
     hub_cache_dir,
     hub_offline,
@@ -109,6 +111,8 @@ __all__ = [
     "hub_reachable",
     "HubUnreachable",
     "SuiteIndexError",
+    "CheckpointError",
+    "SuiteWarning",
     "PYTHIA_SIZES",
     "pythia_steps",
     "hub_offline",
@@ -138,7 +142,6 @@ __all__ = [
     "TASK_TITLES",
     "PAPER_EXAMPLE",
     "PromptSet",
-    "make_prompts",
     "prompt_set",
     "build_prompts",
     "task_pools",

@@ -10,6 +10,10 @@
   ``when A and B went to the P , A gave a O to`` → ``B``; for any other tokenizer Wang et al.'s BABA templates
   (hub only), with names, places and objects kept only where they are single tokens.
 
+:func:`make_prompts` builds these sets for the word-level mini-suite only (it is not in :mod:`lib.lm`'s public API):
+a byte-level BPE tokenizer (Pythia's, the BPE mini-suite's) gets its prompts from :func:`lib.lm.tasks.build_prompts`,
+the per-run study's builder, and is refused here with a ``ValueError`` that says so.
+
 Every target is checked to be one token (the prompt is shown when it is not), and all prompts of a set have the same
 token length, so a set is one ``(N, T)`` batch.
 """
@@ -154,17 +158,27 @@ def _single(tokenizer, words, word_level: bool) -> list[str]:
     return out
 
 
-def make_prompts(task: str, tokenizer, n: int = 32, seed: int = 0, *, template: int = 0) -> PromptSet:
-    """``n`` prompts of ``task`` (one of :data:`TASKS`) for ``tokenizer``, from a seeded generator.
+def make_prompts(task: str, tokenizer, n: int = 32, seed: int = 0) -> PromptSet:
+    """``n`` prompts of ``task`` (one of :data:`TASKS`) for the word-level mini-suite's ``tokenizer``, from a seeded
+    generator (IOI: the corpus's template).
 
-    ``template`` picks the IOI template (BPE tokenizers; our choice: 0, the first BABA template).
+    Raises
+    ------
+    ValueError
+        An unknown task, a bad ``n``, or a tokenizer that is not word-level (a byte-level BPE's prompts are
+        :func:`lib.lm.tasks.build_prompts`).
     """
     if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        raise ValueError(f"make_prompts: task must be one of {TASKS}, got {task!r}")
     if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
+        raise ValueError(f"make_prompts: n must be a positive int, got {n!r}")
+    if not is_word_level(tokenizer):
+        raise ValueError(
+            f"make_prompts builds the word-level mini-suite's prompts, and this {type(tokenizer).__name__} is not "
+            "word-level: build a byte-level BPE's prompts (Pythia's, the BPE mini-suite's) with "
+            "lib.lm.tasks.build_prompts"
+        )
     rng = np.random.default_rng([seed, TASKS.index(task)])
-    word_level = is_word_level(tokenizer)
     prompts, targets = [], []
     if task == "rep":
         for i in range(n):
@@ -176,8 +190,7 @@ def make_prompts(task: str, tokenizer, n: int = 32, seed: int = 0, *, template: 
             prompts.append(p)
             targets.append(t)
     elif task == "icr":
-        pool = word_pool(tokenizer)
-        pool = _single(tokenizer, pool, word_level)
+        pool = _single(tokenizer, word_pool(tokenizer), True)
         if len(pool) < 10:
             raise ValueError(f"the tokenizer has only {len(pool)} single-token words for the icr task, need 10")
         for _ in range(n):
@@ -191,19 +204,13 @@ def make_prompts(task: str, tokenizer, n: int = 32, seed: int = 0, *, template: 
             prompts.append(" ".join(u + u + u[:1]))
             targets.append(" " + u[1])
     else:
-        if word_level:
-            tpl = _WORD_IOI
-        else:
-            if not 0 <= template < len(IOI_TEMPLATES):
-                raise ValueError(f"template must be in [0, {len(IOI_TEMPLATES)}), got {template}")
-            tpl = IOI_TEMPLATES[template]
-        names = _single(tokenizer, NAMES, word_level)
-        places, objects = _single(tokenizer, PLACES, word_level), _single(tokenizer, OBJECTS, word_level)
+        names = _single(tokenizer, NAMES, True)
+        places, objects = _single(tokenizer, PLACES, True), _single(tokenizer, OBJECTS, True)
         if len(names) < 2 or not places or not objects:
             raise ValueError(f"too few single-token names/places/objects for IOI: {names}, {places}, {objects}")
         for _ in range(n):
             a, b = rng.choice(names, size=2, replace=False)
-            p, t = _fill(tpl, str(a), str(b), str(rng.choice(places)), str(rng.choice(objects)))
+            p, t = _fill(_WORD_IOI, str(a), str(b), str(rng.choice(places)), str(rng.choice(objects)))
             prompts.append(p)
             targets.append(t)
     return prompt_set(task, prompts, targets, tokenizer)

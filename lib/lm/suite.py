@@ -10,7 +10,12 @@ Two sources, one interface (:class:`Suite`):
   ``<root>/suite.json`` that lists sizes, seeds, steps and the sha256 of every file. A checkpoint is verified
   against the index before it is loaded, so a missing or corrupt one is reported by path and never half-loaded.
 
-Unknown sizes, seeds or steps raise a ``ValueError`` that lists what the suite has.
+Unknown sizes, seeds or steps raise a ``ValueError`` that lists what the suite has. Every load error names
+``repo@revision`` and the file: a revision missing from the hub cache, a file missing from a snapshot, a blob whose
+content does not match the hash the cache names it by (:func:`verify_snapshot`), a missing ``tokenizer.json`` (which
+transformers would otherwise load as an empty tokenizer) and a tokenizer that does not fit the model's embedding
+(:func:`check_vocab`) raise :class:`CheckpointError`; steps dropped on purpose (:meth:`HubSuite.discover`) are named
+in a :class:`SuiteWarning`.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +34,8 @@ __all__ = [
     "pythia_steps",
     "model_name",
     "SuiteIndexError",
+    "CheckpointError",
+    "SuiteWarning",
     "HubUnreachable",
     "Suite",
     "LocalSuite",
@@ -37,6 +46,10 @@ __all__ = [
     "hub_cache_dir",
     "check_transformers",
     "file_sha256",
+    "git_blob_sha1",
+    "cached_snapshot",
+    "verify_snapshot",
+    "check_vocab",
     "INDEX_FILE",
     "INDEX_FORMAT",
     "PYTHIA_PREFIX",
@@ -71,8 +84,28 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def git_blob_sha1(path: Path) -> str:
+    """Git's object id of a file (``sha1("blob <size>\\0" + content)``): the name the hub cache gives a blob of a file
+    that is not stored with LFS (LFS blobs are named by the content's sha256)."""
+    h = hashlib.sha1()
+    h.update(b"blob %d\0" % Path(path).stat().st_size)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 class SuiteIndexError(ValueError):
     """A local suite's index, folder or checkpoint is missing, malformed or corrupt (the message names the path)."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint or tokenizer that cannot be used: its revision or a file is missing, a file is corrupt, or the
+    tokenizer does not fit the model (the message names ``repo@revision`` and the file)."""
+
+
+class SuiteWarning(UserWarning):
+    """Part of a suite was left out on purpose (e.g. steps that not every run has); the message says what."""
 
 
 class HubUnreachable(ConnectionError):
@@ -85,6 +118,44 @@ def _quiet_transformers() -> None:
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+
+
+def check_vocab(n_tokens: int, rows: int, tokenizer_at: str, model_at: str) -> None:
+    """Refuse a tokenizer that does not fit a model whose embedding has ``rows`` rows (``vocab_size``).
+
+    More tokens than rows: token ids ``≥ rows`` would index past the embedding. Fewer than half the rows: no
+    model is padded that much, so the tokenizer is empty or damaged (transformers loads a tokenizer without its
+    ``tokenizer.json`` as one of 2 tokens) or another model's. Models may pad their embedding (Pythia: 50,277
+    tokens, 50,304 rows), so anything in between is accepted.
+
+    Raises
+    ------
+    CheckpointError
+        Naming the tokenizer's and the model's ``repo@revision`` (or folder) and both sizes.
+    """
+    if n_tokens > rows:
+        raise CheckpointError(
+            f"the tokenizer of {tokenizer_at} has {n_tokens} tokens but {model_at} has {rows} embedding rows "
+            f"(config.json vocab_size): token ids {rows}…{n_tokens - 1} have no embedding, so this tokenizer is not "
+            "the model's"
+        )
+    if 2 * n_tokens < rows:
+        raise CheckpointError(
+            f"the tokenizer of {tokenizer_at} has only {n_tokens} tokens for the {rows} embedding rows of {model_at} "
+            "(config.json vocab_size): an empty or damaged tokenizer.json, or another model's tokenizer"
+        )
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}"
+
+
+def _load_error(where: str, what: str, err: Exception) -> Exception:
+    """``err`` (raised while loading ``what`` of ``where`` = ``repo@revision``) as an error naming both."""
+    if isinstance(err, (ConnectionError, TimeoutError)):
+        return HubUnreachable(f"{where}: the hub did not deliver {what} ({_first_line(err)})")
+    return CheckpointError(f"{where}: cannot load {what} ({_first_line(err)})")
 
 
 # ------------------------------------------------------------------------------------------------ base
@@ -109,6 +180,13 @@ class Suite:
         self.seeds = tuple(int(s) for s in seeds)
         self.steps = tuple(sorted(int(s) for s in steps))
         self.description = description
+        self._tokenizer: tuple[int, str] | None = None  # (tokens, where) of the last tokenizer loaded
+
+    def _check_rows(self, model, where: str) -> None:
+        """Refuse a loaded model whose embedding is smaller than the suite's tokenizer (when one was loaded)."""
+        loaded = getattr(self, "_tokenizer", None)
+        if loaded is not None:
+            check_vocab(loaded[0], model.get_input_embeddings().num_embeddings, loaded[1], where)
 
     def __repr__(self) -> str:
         return (
@@ -213,15 +291,19 @@ class LocalSuite(Suite):
     def verify_checkpoint(self, size: str, seed: int, step: int) -> Path:
         """Check every file of one checkpoint against the index; return its folder or raise :class:`SuiteIndexError`."""
         folder = self.path(size, seed, step)
+        where = f"{self.name(size, seed)}@{self.revision(step)}"
         listed = self.files.get(self.name(size, seed), {}).get(self.revision(step))
         if not listed:
-            raise SuiteIndexError(f"{folder}: not listed in {self.root / INDEX_FILE}")
+            raise SuiteIndexError(f"{where}: checkpoint {folder}: not listed in {self.root / INDEX_FILE}")
         for fname, digest in listed.items():
             f = folder / fname
             if not f.is_file():
-                raise SuiteIndexError(f"checkpoint {folder}: file {fname} is missing")
+                raise SuiteIndexError(f"{where}: checkpoint {folder}: file {fname} is missing")
             if file_sha256(f) != digest:
-                raise SuiteIndexError(f"checkpoint {folder}: file {fname} is corrupt (sha256 differs from the index)")
+                raise SuiteIndexError(
+                    f"{where}: checkpoint {folder}: file {fname} is corrupt (sha256 differs from the index "
+                    f"{self.root / INDEX_FILE})"
+                )
         return folder
 
     def load_model(self, size: str, seed: int, step: int, *, attn_implementation: str = "patchable", dtype=None):
@@ -232,12 +314,19 @@ class LocalSuite(Suite):
         from .patching import register_patchable
 
         folder = self.verify_checkpoint(size, seed, step)
+        where = f"{self.name(size, seed)}@{self.revision(step)} ({folder})"
         _quiet_transformers()
         if attn_implementation == "patchable":
             register_patchable()
-        model = AutoModelForCausalLM.from_pretrained(
-            folder, attn_implementation=attn_implementation, dtype=dtype or torch.float32
-        )
+        try:
+            model = AutoModelForCausalLM.from_pretrained(
+                folder, attn_implementation=attn_implementation, dtype=dtype or torch.float32
+            )
+        except Exception as err:  # re-raised naming the checkpoint
+            if isinstance(err, MemoryError):
+                raise
+            raise _load_error(where, "the model", err) from err
+        self._check_rows(model, where)
         return (model.to(self.device) if self.device is not None else model).eval()
 
     def run_losses(self, size: str, seed: int) -> list[float] | None:
@@ -248,12 +337,28 @@ class LocalSuite(Suite):
         return json.loads(path.read_text()).get("losses")
 
     def load_tokenizer(self):
+        """The suite's tokenizer (``<root>/tokenizer``), checked to fit the embedding of every built size."""
         from transformers import AutoTokenizer
 
         folder = self.root / "tokenizer"
         if not (folder / "tokenizer.json").is_file():
-            raise SuiteIndexError(f"{folder}: the suite's tokenizer is missing")
-        return AutoTokenizer.from_pretrained(folder)
+            raise SuiteIndexError(f"{folder}: the suite's tokenizer is missing (no file tokenizer.json)")
+        try:
+            tok = AutoTokenizer.from_pretrained(folder)
+        except Exception as err:  # re-raised naming the folder
+            raise _load_error(f"{self.prefix} ({folder})", "the tokenizer", err) from err
+        where = f"{self.prefix} ({folder / 'tokenizer.json'})"
+        seen = set()
+        for size, seed in self.built:
+            config = self.path(size, seed, self.steps[-1]) / "config.json"
+            if size in seen or not config.is_file():
+                continue
+            seen.add(size)
+            rows = json.loads(config.read_text(encoding="utf-8")).get("vocab_size")
+            if isinstance(rows, int):
+                check_vocab(len(tok), rows, where, f"{self.name(size, seed)}@{self.revision(self.steps[-1])}")
+        self._tokenizer = (len(tok), where)
+        return tok
 
 
 # ------------------------------------------------------------------------------------------------ hub
@@ -299,6 +404,77 @@ def hub_cache_dir() -> Path:
         return Path(os.environ["HF_HUB_CACHE"])
     home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
     return Path(home).expanduser() / "hub"
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+#: Blobs already checked against their names: (path, size, mtime_ns), so a checkpoint loaded twice is hashed once.
+_VERIFIED: set[tuple[str, int, int]] = set()
+
+
+def cached_snapshot(repo_id: str, revision: str, cache_dir: str | Path | None = None) -> Path | None:
+    """The snapshot folder of ``repo_id@revision`` in the hub cache (``refs/<revision>`` → ``snapshots/<commit>``),
+    or None when the cache does not hold that revision; ``cache_dir`` defaults to :func:`hub_cache_dir`."""
+    repo = Path(cache_dir or hub_cache_dir()) / ("models--" + repo_id.replace("/", "--"))
+    if _COMMIT.fullmatch(revision):
+        commit = revision
+    else:
+        ref = repo / "refs" / revision
+        if not ref.is_file():
+            return None
+        commit = ref.read_text(encoding="utf-8").strip()
+    snap = repo / "snapshots" / commit
+    return snap if snap.is_dir() else None
+
+
+def verify_snapshot(repo_id: str, revision: str, snapshot: Path, names) -> None:
+    """Check the files ``names`` of a hub-cache snapshot against the hashes their blobs are named by.
+
+    huggingface_hub stores each file once, as ``blobs/<name>`` with a relative link from the snapshot: an LFS file
+    (weights) is named by the sha256 of its content, any other file by its git object id (:func:`git_blob_sha1`).
+    A file that is not such a link (a copied cache) has no hash to check and is skipped; so is a file not in the
+    snapshot (loading reports it). A blob that passed is not hashed again while its size and mtime stay the same.
+
+    Raises
+    ------
+    CheckpointError
+        A link that points to no blob, or a blob whose content does not match its name, naming
+        ``repo_id@revision``, the file and the blob, and how to have it downloaded again.
+    """
+    where = f"{repo_id}@{revision}"
+    for name in names:
+        link = Path(snapshot) / name
+        if not link.is_symlink():
+            continue
+        blob = link.resolve()
+        if not blob.is_file():
+            raise CheckpointError(
+                f"{where}: file {name} is missing from the hub cache (its link {link} points to no blob {blob.name})"
+            )
+        kind = "sha256" if _SHA256.fullmatch(blob.name) else "git sha1" if _COMMIT.fullmatch(blob.name) else None
+        if kind is None:
+            continue
+        st = blob.stat()
+        key = (str(blob), st.st_size, st.st_mtime_ns)
+        if key in _VERIFIED:
+            continue
+        got = file_sha256(blob) if kind == "sha256" else git_blob_sha1(blob)
+        if got != blob.name:
+            raise CheckpointError(
+                f"{where}: file {name} is corrupt: its blob {blob} has {kind} {got}, not the {blob.name} the hub "
+                f"cache names it by (delete the blob and the link {link} to download it again)"
+            )
+        _VERIFIED.add(key)
+
+
+def _model_files(snapshot: Path) -> list[str]:
+    """The files of a snapshot that ``from_pretrained`` reads for the model: its configs and weights (the
+    ``.safetensors`` ones when there are any, as transformers prefers them; else the ``.bin`` ones)."""
+    names = sorted(p.name for p in snapshot.iterdir())
+    weights = [n for n in names if n.endswith((".safetensors", ".safetensors.index.json"))]
+    if not weights:
+        weights = [n for n in names if n.endswith((".bin", ".bin.index.json"))]
+    return [n for n in names if n in ("config.json", "generation_config.json")] + weights
 
 
 def check_transformers(version: str | None = None) -> str:
@@ -381,6 +557,21 @@ class HubSuite(Suite):
                     f"HF_HUB_OFFLINE is set and the hub cache {hub_cache_dir()} lacks {len(gaps)} "
                     f"checkpoint(s), e.g. {gaps[:3]}. Use the local mini-suite instead."
                 )
+            gaps = [
+                f"{self.name(sz, sd)}@{self.revision(st)}"
+                for sz in self.sizes
+                for sd in self.seeds
+                for st in self.steps[1:-1]
+                if cached_snapshot(self.name(sz, sd), self.revision(st)) is None
+            ]
+            if gaps:
+                warnings.warn(
+                    f"HF_HUB_OFFLINE is set and the hub cache {hub_cache_dir()} lacks {len(gaps)} of the selected "
+                    f"checkpoints: {gaps if len(gaps) <= 6 else gaps[:6] + ['…']}; loading one raises "
+                    "CheckpointError (HubSuite.discover selects the steps every run has)",
+                    SuiteWarning,
+                    stacklevel=2,
+                )
         else:
             ok, why = hub_reachable(timeout)
             if not ok:
@@ -418,10 +609,27 @@ class HubSuite(Suite):
         seeds = tuple(all_seeds if seeds is None else seeds)
         missing = [f"{sz}/seed {sd}" for sz in sizes for sd in seeds if (sz, sd) not in found]
         if missing:
-            raise ValueError(f"the hub cache has no {missing}; it has sizes {all_sizes}, seeds {all_seeds}")
+            raise ValueError(
+                f"the hub cache {hub_cache_dir()} has no {prefix} runs {missing}; it has sizes {all_sizes}, "
+                f"seeds {all_seeds}"
+            )
         steps = set.intersection(*(found[(sz, sd)] for sz in sizes for sd in seeds))
         if not steps:
-            raise ValueError(f"the models of {prefix} in the hub cache share no step revision")
+            raise ValueError(f"the models of {prefix} in the hub cache {hub_cache_dir()} share no step revision")
+        runs = [(sz, sd) for sz in sizes for sd in seeds]
+        dropped = sorted(set.union(*(found[r] for r in runs)) - steps)
+        if dropped:
+            lacking = []
+            for st in dropped:
+                names = ", ".join(model_name(prefix, sz, sd) for sz, sd in runs if st not in found[(sz, sd)])
+                lacking.append(f"step{st} (missing in {names})")
+            more = " …" if len(lacking) > 8 else ""
+            warnings.warn(
+                f"{len(dropped)} step(s) dropped from every run of {prefix}, because the hub cache "
+                f"{hub_cache_dir()} lacks them in some runs: {'; '.join(lacking[:8])}{more}",
+                SuiteWarning,
+                stacklevel=2,
+            )
         return cls(sizes, seeds, sorted(steps), prefix=prefix, **kwargs)
 
     def cached(self, size: str, seed: int, step: int) -> bool:
@@ -441,17 +649,72 @@ class HubSuite(Suite):
         from .patching import register_patchable
 
         self.check(size, seed, step)
+        repo, rev = self.name(size, seed), self.revision(step)
+        where = f"{repo}@{rev}"
+        snap = cached_snapshot(repo, rev)
+        if snap is None and self.offline:
+            raise CheckpointError(
+                f"{where} is not in the hub cache {hub_cache_dir()} (no refs/{rev}): step {step} is missing from "
+                f"this run; download it, or open the suite without it (HubSuite.discover)"
+            )
+        if snap is not None:
+            files = _model_files(snap)
+            if self.offline and "config.json" not in files:
+                raise CheckpointError(f"{where}: file config.json is missing from its snapshot {snap}")
+            if self.offline and not any(n.endswith((".safetensors", ".bin")) for n in files):
+                raise CheckpointError(
+                    f"{where}: no weights file (model.safetensors or pytorch_model.bin) in its snapshot {snap}"
+                )
+            verify_snapshot(repo, rev, snap, files)
         _quiet_transformers()
         if attn_implementation == "patchable":
             register_patchable()
-        model = AutoModelForCausalLM.from_pretrained(
-            self.name(size, seed),
-            revision=self.revision(step),
-            cache_dir=hub_cache_dir(),
-            attn_implementation=attn_implementation,
-            dtype=dtype or torch.float32,
-        )
+        try:
+            model = AutoModelForCausalLM.from_pretrained(
+                repo,
+                revision=rev,
+                cache_dir=hub_cache_dir(),
+                attn_implementation=attn_implementation,
+                dtype=dtype or torch.float32,
+            )
+        except Exception as err:  # re-raised naming repo@revision
+            if isinstance(err, MemoryError):
+                raise
+            raise _load_error(where, "the model", err) from err
+        if not self.offline:  # what was downloaded just now
+            snap = cached_snapshot(repo, rev)
+            if snap is not None:
+                verify_snapshot(repo, rev, snap, _model_files(snap))
+        self._check_rows(model, where)
         return (model.to(self.device) if self.device is not None else model).eval()
+
+    def _file(self, repo: str, rev: str, filename: str) -> Path | str:
+        """``filename`` of ``repo@rev``, verified, from the cache (or downloaded when online), else why not."""
+        snap = cached_snapshot(repo, rev)
+        if snap is not None and (snap / filename).exists():
+            verify_snapshot(repo, rev, snap, [filename])
+            return snap / filename
+        if self.offline:
+            return (
+                f"{repo}@{rev} is not in the hub cache (no refs/{rev})"
+                if snap is None
+                else f"{repo}@{rev} has no {filename} in its snapshot {snap}"
+            )
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+
+        try:
+            path = Path(hf_hub_download(repo, filename, revision=rev, cache_dir=hub_cache_dir()))
+        except (EntryNotFoundError, RevisionNotFoundError, RepositoryNotFoundError) as err:
+            return f"{repo}@{rev} has no {filename} on the hub ({_first_line(err)})"
+        except Exception as err:  # re-raised naming repo@revision and the file
+            if isinstance(err, MemoryError):
+                raise
+            raise _load_error(f"{repo}@{rev}", filename, err) from err
+        snap = cached_snapshot(repo, rev)
+        if snap is not None:
+            verify_snapshot(repo, rev, snap, [filename])
+        return path
 
     def release(self, size: str, seed: int, step: int) -> bool:
         """After use: delete this checkpoint's revision from the cache when :attr:`evict` is on; True if deleted."""
@@ -474,12 +737,57 @@ class HubSuite(Suite):
 
     def load_tokenizer(self):
         """The tokenizer of the first size's original run (``<prefix>-<size>``, seed 0, at the last step): one
-        tokenizer for the whole family, so it loads whether or not seed 0 is among the selected seeds."""
+        tokenizer for the whole family, so it loads whether or not seed 0 is among the selected seeds (and whether or
+        not the seed repositories hold tokenizer files).
+
+        Where seed 0's revision has no ``tokenizer.json``, the selected seeds' repositories (first size, last step)
+        are tried in turn, with a :class:`SuiteWarning` naming what was missing; the tokenizer is checked to fit
+        every size's ``config.json`` (:func:`check_vocab`), and each later :meth:`load_model` checks its embedding.
+
+        Raises
+        ------
+        CheckpointError
+            No candidate has ``tokenizer.json`` (transformers would load an empty tokenizer without it), a file is
+            corrupt, or the tokenizer does not fit a size's embedding; the message names ``repo@revision``.
+        """
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(
-            model_name(self.prefix, self.sizes[0], 0), revision=self.revision(self.steps[-1]), cache_dir=hub_cache_dir()
-        )
+        rev = self.revision(self.steps[-1])
+        candidates = [model_name(self.prefix, self.sizes[0], 0)]
+        candidates += [self.name(self.sizes[0], sd) for sd in self.seeds if sd != 0]
+        missing = []
+        for repo in candidates:
+            found = self._file(repo, rev, "tokenizer.json")
+            if isinstance(found, Path):
+                break
+            missing.append(found)
+        else:
+            raise CheckpointError(
+                f"no tokenizer for {self.prefix}: tokenizer.json is missing ({'; '.join(missing)}); without it "
+                "transformers would load an empty tokenizer"
+            )
+        where = f"{repo}@{rev}"
+        if missing:
+            warnings.warn(f"the tokenizer of {where} is used, because {'; '.join(missing)}", SuiteWarning, stacklevel=2)
+        try:
+            tok = AutoTokenizer.from_pretrained(repo, revision=rev, cache_dir=hub_cache_dir())
+        except Exception as err:  # re-raised naming repo@revision
+            if isinstance(err, MemoryError):
+                raise
+            raise _load_error(where, "the tokenizer", err) from err
+        for size in self.sizes:
+            model_at = f"{self.name(size, self.seeds[0])}@{rev}"
+            config = self._file(self.name(size, self.seeds[0]), rev, "config.json")
+            if isinstance(config, Path):
+                try:
+                    rows = json.loads(config.read_text(encoding="utf-8"))["vocab_size"]
+                except (KeyError, TypeError, ValueError) as err:
+                    raise CheckpointError(
+                        f"{model_at}: file config.json has no vocab_size ({_first_line(err)})"
+                    ) from err
+                check_vocab(len(tok), int(rows), where, model_at)
+        self._tokenizer = (len(tok), where)
+        return tok
 
 
 def open_suite(source: str = "auto", *, root: str | Path | None = None, timeout: float = 3.0, **hub_kwargs) -> Suite:
