@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_lm_hubcache import _offline
 
 from lib.lm.suite import CheckpointError, check_vocab, git_blob_sha1
 
@@ -185,19 +183,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def outcome(cache):
-    env = {
-        **os.environ,
-        "HF_HUB_CACHE": str(cache),
-        "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(cache.parent / "hf_home"),
-        "PYTHONPATH": str(ROOT),
-    }
-    env.pop("TRANSFORMERS_CACHE", None)
-    out = subprocess.run(
-        [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=600, check=False
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return _offline(_SCRIPT, cache)  # the hub-cache tests' offline runner: cache variables set, the hub forbidden
 
 
 def _error(outcome, key: str, *parts: str) -> str:
