@@ -48,7 +48,7 @@ def test_ledger_from_executed_notebooks(tmp_path):
     assert (out / bookctl.LEDGER_FILE).read_text() == text
     counts = (out / bookctl.COUNTS_FILE).read_text()
     assert counts.startswith("| claims of |") and "At paper scale" in counts  # the landing page leads with it
-    assert "| Paper A (8 checks of 1 claim) |" in counts and "of paper B" in counts  # per paper; one sentence on paper B
+    assert "| Paper A (8 checks of 1 claim) |" in counts and "of paper B" in counts  # per paper; paper B
     assert "| paper scale |" in text and all(p.scale == "paper" for p in paper)
     assert "`A-soft-order`" in text and "{doc}`1 </chapters/01_copy_task>`" in text
     assert len(records) == len(bookctl.chapter_docnames(ROOT))
