@@ -812,3 +812,16 @@ def test_every_linear_map_study_starts_from_the_calibrated_initialisation():
                 assert run.init == LINEAR_MAP_INIT, f"{name}: a unit starts from init {run.init!r}"
                 checked += 1
     assert checked >= 54 + 18 + 24  # b-heads, b-heads-one, b-mixer-tuning at least
+
+
+def test_only_runs_the_units_named_by_index_and_rejects_bad_indices(tmp_path):
+    from lib.studies._study import unit_key
+
+    study, data = tiny_study(), fresh_data(tmp_path)
+    got = run_study(study, only=[2, 0], workers=1, cache=Cache(tmp_path / "c", enabled=True), data_dir=data)
+    assert set(got["units"]) == {unit_key(study.units[0]), unit_key(study.units[2])}
+    for bad in ([], [len(study.units)], [-1], [True]):
+        with pytest.raises(ValueError, match="only must name unit indices"):
+            run_study(study, only=bad, cache=Cache(tmp_path / "c", enabled=True), data_dir=data)
+    with pytest.raises(ValueError, match="limit or only"):
+        run_study(study, only=[0], limit=1, cache=Cache(tmp_path / "c", enabled=True), data_dir=data)

@@ -3,7 +3,7 @@
 Usage::
 
     python -m lib.studies list                   # the registered paper-scale studies and what is published
-    python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K]
+    python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K | --only I,J]
     python -m lib.studies run NAME@K ...         # the same study with every seed moved by K (a second seed set)
     python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
     python -m lib.studies equate [NAME ...] [--since REV]  # after a refactor: prove the numbers unchanged, re-key
@@ -29,6 +29,14 @@ def _study_name(name: str) -> str:
     return name
 
 
+def _indices(text: str) -> list[int]:
+    """``"3,5,7"`` -> ``[3, 5, 7]`` (``--only``)."""
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--only takes unit indices like 3,5,7, got {text!r}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line (module docstring); the studies are :data:`lib.studies.paper.STUDIES`."""
     parser = argparse.ArgumentParser(prog="python -m lib.studies", description=__doc__.split("\n\n")[0])
@@ -39,6 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--scheduler", default=None, help="a dask scheduler, tcp://HOST:PORT (default: a local pool)")
     run.add_argument("--workers", type=int, default=None, help="local pool size")
     run.add_argument("--limit", type=int, default=None, help="run only the first K units")
+    run.add_argument(
+        "--only",
+        type=_indices,
+        default=None,
+        help="run only the units at these indices, I,J,... (0-based, study order)",
+    )
     pub = sub.add_parser("publish", help="publish what the results cache holds (computes nothing)")
     pub.add_argument("name", type=_study_name)
     eq = sub.add_parser("equate", help="re-key committed units after a refactor shown to change no number")
@@ -84,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "publish":
         record = publish(make_study(args.name))
     else:
-        record = run_study(make_study(args.name), scheduler=args.scheduler, workers=args.workers, limit=args.limit)
+        record = run_study(
+            make_study(args.name), scheduler=args.scheduler, workers=args.workers, limit=args.limit, only=args.only
+        )
     print(json.dumps({k: record[k] for k in ("study", "done", "of", "cpu_hours", "cpu_capability")}))
     return 0
 

@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..core.cache import DATA_DIR, Cache, default_cache
 from ._study import StudyUnit, resolve, run_unit, unit, unit_key
@@ -243,12 +243,14 @@ def run_study(
     scheduler: str | None = None,
     workers: int | None = None,
     limit: int | None = None,
+    only: Sequence[int] | None = None,
     cache: Cache | None = None,
     data_dir: Path | str = DATA_DIR,
     publish_to_data: bool = True,
 ) -> dict:
-    """Compute the study's missing units (of its first ``limit`` units, or all) and publish what is done, after
-    every unit (so a study stopped at any point keeps what it computed, under ``data/``).
+    """Compute the study's missing units (of its first ``limit`` units, or of the units at the indices ``only``, or
+    all) and publish what is done, after every unit (so a study stopped at any point keeps what it computed, under
+    ``data/``).
 
     A unit is done when its result is committed (:func:`committed_units`) or in the results cache. Returns the
     published record (:func:`publish`). Units that fail are reported by :class:`lib.SweepError` after every success
@@ -257,9 +259,17 @@ def run_study(
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive int or None, got {limit!r}")
+    chosen = study.units[:limit] if limit else study.units
+    if only is not None:
+        if limit is not None:
+            raise ValueError("give limit or only, not both")
+        bad = [i for i in only if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(study.units)]
+        if bad or not only:
+            raise ValueError(f"only must name unit indices 0..{len(study.units) - 1} of {study.name}, got {only!r}")
+        chosen = [study.units[i] for i in sorted(set(only))]
     cache = cache or default_cache()
     done = committed_units(study, data_dir)
-    todo = [u for u in (study.units[:limit] if limit else study.units) if unit_key(u) not in done]
+    todo = [u for u in chosen if unit_key(u) not in done]
     if todo:
         executor, close = executor_for(scheduler, workers)
         publishing = _Publishing(cache, lambda: publish(study, cache=cache, data_dir=data_dir, write=publish_to_data))
