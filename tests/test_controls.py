@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 
 import lib
 from lib.claims import REGISTRY, meets, parts_hold
@@ -62,8 +63,9 @@ def _a_loss_ch1():
     return bool(sharp_soft(sharp_lin[[0, 1]])) and not bool(sharp_soft(loss_jump[[1, 1]]))  # control of the cell
 
 
-def _fake_sweep(kind, L, P, target, A):
-    """A filtered Adam sweep with one run per P (``target``, ``A``) for :func:`lib.adam_measures`."""
+def _fake_sweep(kind, L, P, target, A, test_loss=None):
+    """A filtered Adam sweep with one run per P (``target``, ``A``, ``test_loss``, default 0) for
+    :func:`lib.adam_measures`."""
     from lib.train.copy_map import CopyMapConfig, CopyMapResult
 
     n = len(P)
@@ -75,7 +77,7 @@ def _fake_sweep(kind, L, P, target, A):
         inits=("seed 0",),
         U=zeros,
         train_loss=zeros,
-        test_loss=zeros,
+        test_loss=zeros if test_loss is None else np.asarray(test_loss, dtype=float)[:, None],
         target=np.asarray(target, dtype=float)[:, None],
         grad_norm=zeros,
         A=A[:, None],
@@ -89,20 +91,25 @@ def _fake_sweep(kind, L, P, target, A):
 def _adam_pair(on_theory: bool, uniform: bool):
     """A softmax (L = 32) and a linear (L = 16) sweep whose runs sit on the MAP theory's target attention (or 0.5 off)
     and whose patterns are uniform (or the copy pattern)."""
-    from lib.theory import order_parameters_vs_P
+    from lib.theory import exact_test_loss, order_parameters_vs_P
 
     out = []
     for kind, model, L, P in (
         ("softmax", "softmax", 32, np.array([200, 300, 400, 600, 900])),
         ("linear", "linear_v2", 16, np.array([5, 20, 80, 300])),
     ):
-        target = order_parameters_vs_P(model, 8, L, P.astype(float), method="map").target + (0 if on_theory else 0.5)
+        t = order_parameters_vs_P(model, 8, L, P.astype(float), method="map")
+        target = t.target + (0 if on_theory else 0.5)
+        x = torch.as_tensor(t.x, dtype=torch.float64)
+        loss = [
+            float(exact_test_loss(model, x[i], float(p), 8, L)) + (0 if on_theory else 0.5) for i, p in enumerate(P)
+        ]
         A = (
             np.full((len(P), L, L), 1.0 / L)
             if uniform
             else np.broadcast_to(lib.tasks.copy.shift_matrix(L).numpy(), (len(P), L, L)).copy()
         )
-        out.append(_fake_sweep(kind, L, P, target, A))
+        out.append(_fake_sweep(kind, L, P, target, A, loss))
     return out
 
 
@@ -644,3 +651,16 @@ def test_a_degenerate_control_is_caught():
     old, new = _prepre_controls(SCRATCH_CHAIN)
     assert meets("B-prepre", new, chapter=CH7) and old == 1.0 and not meets("B-prepre", old, chapter=CH7)
     assert _prepre_controls(np.array([100.0, 400.0, 100.0, 400.0]))[0] == 1.0
+
+
+def test_a_adam_reads_the_test_loss_as_well_as_the_attention():
+    import dataclasses
+
+    soft, lin = _adam_pair(on_theory=True, uniform=True)
+    m = lib.adam_measures(soft, lin)
+    assert m["dev"] < 1e-12  # attention and loss on the MAP theory
+    off = lib.adam_measures(dataclasses.replace(soft, test_loss=soft.test_loss + 0.02), lin)
+    assert (
+        off["loss_soft"] == pytest.approx(0.02) and off["dev"] == off["loss_soft"] and off["dev_soft"] == m["dev_soft"]
+    )
+    assert lib.adam_measures(*_adam_pair(on_theory=False, uniform=True))["dev"] == pytest.approx(0.5)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..theory import coverage, first_order_transition, onset_sample_size, order_parameters_vs_P
+from ..theory import coverage, exact_test_loss, first_order_transition, onset_sample_size, order_parameters_vs_P
 from ..core.cache import Cache, cached
 from ..core.progress import progress
 from ._study import load_or_compute, publish_main
@@ -46,13 +46,26 @@ REGENERATE = "python -m lib.studies.adam_replicas --publish"
 FRACTIONS = (0.8, 0.9, 0.95, 0.98, 1.02, 1.05, 1.1, 1.25)
 
 
+def _map_theory(model: str, V: int, res: CopyMapResult):
+    """The MAP theory at the sizes of the sweep ``res``: its order parameters (:func:`lib.theory.order_parameters_vs_P`)
+    and, per size, the exact test loss of its attention with its readout (:func:`lib.theory.exact_test_loss`)."""
+    P = res.P.astype(float)
+    t = order_parameters_vs_P(model, V, res.config.L, P, method="map")
+    x = torch.as_tensor(t.x, dtype=torch.float64)  # (n_P, k)
+    loss = np.array([float(exact_test_loss(model, x[i], p, V, res.config.L)) for i, p in enumerate(P)])
+    return t, loss
+
+
 def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     r"""Filtered Adam against the MAP theory, for a softmax and a linear sweep at the same ``V``.
 
     ``dev_soft``: :math:`\max_P |\bar a_\text{Adam}(P) - \bar a_\text{MAP}(P)|` of the target attention over the
     softmax grid; ``dev_lin``: the same for linear attention at :math:`P \ge 2 P_1^\text{MAP}` (the large-P theory
-    needs a few samples per parameter); ``dev``: the larger of the two; ``dev_worst``: the same with the run of
-    highest :math:`U` at each :math:`P` (the filter undone: the control); ``coverage``: the smallest coverage
+    needs a few samples per parameter); ``loss_soft``, ``loss_lin``: the same for the test loss, Adam's exact
+    population loss against the MAP theory's (:func:`lib.theory.exact_test_loss` at the MAP order parameters: the
+    same loss of the theory's attention with its readout), in units of the loss of a readout that predicts nothing;
+    ``dev``: the largest of the four; ``dev_worst``: the same with the run of highest :math:`U` at each :math:`P` (the
+    filter undone: the control); ``coverage``: the smallest coverage
     (:func:`lib.theory.coverage`) of the filtered softmax minimisers above the MAP :math:`P^*`; ``coverage_lin``: the
     same for the linear minimisers above the MAP onset :math:`P_1`; ``coverage_off``: the control, the largest
     coverage of the same minimisers (both heads) with every row's attention moved one key back (column :math:`j+1`
@@ -62,14 +75,20 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     if soft.config.kind != "softmax" or lin.config.kind != "linear" or soft.config.V != lin.config.V:
         raise ValueError("need a softmax and a linear sweep at the same V")
     V = soft.config.V
-    at_soft = order_parameters_vs_P("softmax", V, soft.config.L, soft.P.astype(float), method="map").target
-    at_lin = order_parameters_vs_P("linear_v2", V, lin.config.L, lin.P.astype(float), method="map").target
+    th_soft, loss_th_soft = _map_theory("softmax", V, soft)
+    th_lin, loss_th_lin = _map_theory("linear_v2", V, lin)
     far = lin.P >= 2 * float(onset_sample_size("linear_v2", V, lin.config.L, method="map"))
-    dev_soft = float(np.abs(soft.filtered("target") - at_soft).max())
-    dev_lin = float(np.abs(lin.filtered("target") - at_lin)[far].max())
-    worst = max(
-        float(np.abs(soft.worst("target") - at_soft).max()), float(np.abs(lin.worst("target") - at_lin)[far].max())
-    )
+
+    def deviations(pick) -> tuple[float, ...]:  # attention and loss, softmax then linear (for P >= 2 P_1)
+        return (
+            float(np.abs(pick(soft, "target") - th_soft.target).max()),
+            float(np.abs(pick(lin, "target") - th_lin.target)[far].max()),
+            float(np.abs(pick(soft, "test_loss") - loss_th_soft).max()),
+            float(np.abs(pick(lin, "test_loss") - loss_th_lin)[far].max()),
+        )
+
+    dev_soft, dev_lin, loss_soft, loss_lin = deviations(lambda r, name: r.filtered(name))
+    worst = max(deviations(lambda r, name: r.worst(name)))
     above = soft.P > float(first_order_transition(V, soft.config.L, method="map").P_star)
     above_lin = lin.P > float(onset_sample_size("linear_v2", V, lin.config.L, method="map"))
     A_soft, A_lin = (torch.as_tensor(r.filtered("A"))[m] for r, m in ((soft, above), (lin, above_lin)))  # (n, L, L)
@@ -77,7 +96,9 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     return dict(
         dev_soft=dev_soft,
         dev_lin=dev_lin,
-        dev=max(dev_soft, dev_lin),
+        loss_soft=loss_soft,
+        loss_lin=loss_lin,
+        dev=max(dev_soft, dev_lin, loss_soft, loss_lin),
         dev_worst=worst,
         coverage=float(coverage(A_soft).min()),
         coverage_lin=float(coverage(A_lin).min()),
