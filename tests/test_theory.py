@@ -394,3 +394,16 @@ def test_compare_scaling_laws_picks_the_generating_law():
         compare_scaling_laws([1.0, 2.0], [2.0, 3.0])
     with pytest.raises(ValueError, match="> 0"):
         compare_scaling_laws([1.0, -2.0, 3.0], [2.0, 3.0, 4.0])
+
+
+def test_law_ratio_is_the_best_rivals_residual_over_the_laws():
+    from lib.theory import SCALING_LAWS, compare_scaling_laws, law_ratio
+
+    L = np.array([16.0, 32, 64])
+    noisy = 3.0 * SCALING_LAWS["L ln²L"](L) * np.exp(0.01 * np.sin(np.arange(L.size)))
+    rms = compare_scaling_laws(noisy, L)
+    assert law_ratio(noisy, L) == min(v for k, v in rms.items() if k != "L ln²L") / rms["L ln²L"] > 2
+    assert law_ratio(2.0 * L**1.5, L) < 0.5  # a rival's own law: L ln²L fits worse than it
+    assert law_ratio(2.0 * L**1.5, L, law="L^1.5") > 2
+    with pytest.raises(ValueError, match="law must be one of"):
+        law_ratio(noisy, L, law="L^2")

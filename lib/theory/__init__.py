@@ -59,6 +59,7 @@ from .transitions import (
     first_order_transition,
     fit_power_law,
     compare_scaling_laws,
+    law_ratio,
     SCALING_LAWS,
 )
 from .marginal_mc import WMarginalMC, w_marginal_mc
@@ -111,6 +112,7 @@ __all__ = [
     "SoftmaxTransition",
     "fit_power_law",
     "compare_scaling_laws",
+    "law_ratio",
     "SCALING_LAWS",
     # numerical checks of the derivation (chapter 2)
     "w_marginal_mc",

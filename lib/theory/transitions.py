@@ -10,6 +10,7 @@ r"""Where the transitions are: second-order onsets, the softmax first-order poin
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -391,3 +392,17 @@ def compare_scaling_laws(P, L, laws: dict | None = None) -> dict:
         r = np.log(P) - np.log(f(L))
         out[name] = float(np.sqrt(np.mean((r - r.mean()) ** 2)))
     return out
+
+
+def law_ratio(P, L, law: str = "L ln²L", laws: dict | None = None) -> float:
+    r"""The best rival's RMS log-residual over that of ``law`` (:func:`compare_scaling_laws`, one prefactor each):
+    above 1 ``law`` describes ``P`` over ``L`` better than every other law of ``laws`` (default
+    :data:`SCALING_LAWS`), below 1 some rival does better. ``inf`` when ``law`` is exact and no rival is."""
+    laws = SCALING_LAWS if laws is None else laws
+    if law not in laws or len(laws) < 2:
+        raise ValueError(f"law must be one of {list(laws)} and have at least one rival, got {law!r}")
+    res = compare_scaling_laws(P, L, laws)
+    rival = min(v for k, v in res.items() if k != law)
+    if res[law] == 0.0:
+        return math.inf if rival > 0 else 1.0
+    return rival / res[law]
