@@ -489,6 +489,15 @@ CLAIMS: tuple[Claim, ...] = (
                 R(at_least(2.0), "'before' read as at least a factor 2 apart in P"),
                 fmt=".1f",
             ),
+            Check(
+                CH4,
+                "trained",
+                "the same ratio for filtered Adam (linear, L = 16): the P at which its ĉ_G and ĉ_1 "
+                "(lib.plane_coefficients) first reach half their largest value on the grid, interpolated in ln P "
+                "(lib.adam_measures); median over five data sets",
+                R(at_least(2.0), "'before' read as at least a factor 2 apart in P"),
+                fmt=".1f",
+            ),
         ),
     ),
     Claim(
@@ -1168,7 +1177,13 @@ EXPERIMENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("A-loss", CH1),
         ("A-soft-300", CH1),
     ),
-    "chapter 4's Adam fits": (("A-adam", CH4), ("A-adam-Pstar", CH4), ("A-red", CH4), ("A-soft-scale", CH4)),
+    "chapter 4's Adam fits": (
+        ("A-adam", CH4),
+        ("A-adam-Pstar", CH4),
+        ("A-red", CH4),
+        ("A-soft-scale", CH4),
+        ("A-lin-first", CH4),
+    ),
     "chapter 4's SGLD chains": (("A-soft-order", CH4), ("A-sgld-soft", CH4), ("A-sgld", CH4), ("A-precursor", CH4)),
     "the linear-scaling study": (("A-lin-V2", CH4), ("A-lin-cross", CH4), ("A-lin-cross-bulk", CH4)),
     "chapter 5's language-model suite": (
