@@ -664,3 +664,15 @@ def test_a_adam_reads_the_test_loss_as_well_as_the_attention():
         off["loss_soft"] == pytest.approx(0.02) and off["dev"] == off["loss_soft"] and off["dev_soft"] == m["dev_soft"]
     )
     assert lib.adam_measures(*_adam_pair(on_theory=False, uniform=True))["dev"] == pytest.approx(0.5)
+
+
+def test_a_lin_first_reads_the_half_rise_points_of_the_linear_plane_coefficients():
+    import dataclasses
+
+    soft, lin = _adam_pair(on_theory=True, uniform=True)
+    L, P = lin.config.L, lin.P.astype(float)  # 4 sizes
+    J, S = np.ones((L, L)), lib.tasks.copy.shift_matrix(L).numpy()
+    c1, cG = np.array([0.0, 1.0, 1.0, 1.0]), np.array([0.0, 0.0, 0.0, 0.5])  # halfway crossings: P 1->2 and 3->4
+    A = c1[:, None, None] * J / L + cG[:, None, None] * S  # (4, L, L)
+    m = lib.adam_measures(soft, dataclasses.replace(lin, A=A[:, None]))
+    assert m["lin_first"] == pytest.approx(np.sqrt(P[2] * P[3]) / np.sqrt(P[0] * P[1]))

@@ -307,6 +307,24 @@ def test_fit_matches_the_reduced_theory_at_large_P():
 
 
 # ------------------------------------------------------------------------------------------ metrics
+def test_half_rise_point_interpolates_in_log_P():
+    from lib.measures.grids import half_rise_point
+
+    P = np.geomspace(1.0, 1000.0, 13)
+    exact = P**0.5 / (P**0.5 + 10.0)  # reaches 1/2 of 1 at P = 100; the grid's largest value is 0.76
+    y_max = exact.max()
+    fine = np.geomspace(1.0, 1000.0, 100_001)
+    truth = fine[np.argmax(fine**0.5 / (fine**0.5 + 10.0) >= y_max / 2)]
+    assert abs(np.log(half_rise_point(P, exact) / truth)) < 0.1  # within 10 % on a grid of ratio 1.78
+    assert half_rise_point(P, np.ones(13)) == P[0]  # already at half at the first point
+    line = np.arange(1.0, 5.0)  # 1, 2, 3, 4 at P = 1, 2, 4, 8: half of 4 is reached exactly at the 2nd point
+    assert half_rise_point([1.0, 2.0, 4.0, 8.0], line) == 2.0
+    with pytest.raises(ValueError, match="increasing"):
+        half_rise_point([1.0, 1.0, 2.0], [0.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match="rise above 0"):
+        half_rise_point([1.0, 2.0, 3.0], [0.0, -1.0, -2.0])
+
+
 def test_jump_fraction_separates_jumps_from_ramps():
     step = np.r_[np.zeros(10), np.ones(10)]
     ramp = np.linspace(0, 1, 20)

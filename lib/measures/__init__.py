@@ -7,7 +7,16 @@
 
 from .comparisons import LINEAR_MAP_EXIT, SOLVED
 from .curves import first_below, midpoint_step, row_drops, spread, success_rate
-from .grids import LossDrops, count_minima, geometric_grid, jump_fraction, loss_drops, refine_grid, steepest_step
+from .grids import (
+    LossDrops,
+    count_minima,
+    geometric_grid,
+    half_rise_point,
+    jump_fraction,
+    loss_drops,
+    refine_grid,
+    steepest_step,
+)
 
 __all__ = [
     "LINEAR_MAP_EXIT",
@@ -24,4 +33,5 @@ __all__ = [
     "loss_drops",
     "refine_grid",
     "steepest_step",
+    "half_rise_point",
 ]

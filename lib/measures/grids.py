@@ -13,7 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["steepest_step", "jump_fraction", "refine_grid", "count_minima", "geometric_grid", "LossDrops", "loss_drops"]
+__all__ = [
+    "steepest_step",
+    "half_rise_point",
+    "jump_fraction",
+    "refine_grid",
+    "count_minima",
+    "geometric_grid",
+    "LossDrops",
+    "loss_drops",
+]
 
 
 def _as_curve(y) -> np.ndarray:
@@ -39,6 +48,30 @@ def steepest_step(y) -> int:
     """Index ``k`` of the largest absolute change ``|y[k+1] - y[k]|`` between neighbouring grid points."""
     y = _as_curve(y)
     return int(np.argmax(np.abs(np.diff(y))))
+
+
+def half_rise_point(P, y) -> float:
+    r"""The :math:`P` at which ``y`` first reaches half its largest value on the grid ``P`` (increasing, > 0),
+    interpolated linearly in :math:`\ln P` between the two grid points around the crossing: with :math:`k` the first
+    index where :math:`y_k \ge y_\max/2`, :math:`\ln P = \ln P_{k-1} + t\,(\ln P_k - \ln P_{k-1})`,
+    :math:`t = (y_\max/2 - y_{k-1})/(y_k - y_{k-1})`; :math:`P_0` when the first point is already there.
+
+    Raises
+    ------
+    ValueError
+        If ``P`` is not increasing and positive, has another shape than ``y``, or ``y``'s largest value is not > 0.
+    """
+    y, P = _as_curve(y), np.asarray(P, dtype=float)
+    if P.shape != y.shape or np.any(P <= 0) or np.any(np.diff(P) <= 0):
+        raise ValueError(f"P must be increasing and > 0 with the shape of y {y.shape}, got {P.shape}")
+    half = 0.5 * y.max()
+    if not half > 0:
+        raise ValueError(f"y must rise above 0 to have a half-rise point, largest value {y.max()}")
+    k = int(np.argmax(y >= half))
+    if k == 0:
+        return float(P[0])
+    t = (half - y[k - 1]) / (y[k] - y[k - 1])
+    return float(np.exp(np.log(P[k - 1]) + t * (np.log(P[k]) - np.log(P[k - 1]))))
 
 
 def jump_fraction(y) -> float:

@@ -16,6 +16,7 @@ lib.studies.adam_replicas --publish``) and chapter 4 loads them; at other seed o
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +29,8 @@ from ._study import load_or_compute, publish_main
 from ..core.validate import check_size
 from ..train.copy_map import CopyMapConfig, CopyMapResult, fit_copy_map
 from ..train.ensemble import AdamConfig
-from ..measures.grids import geometric_grid, steepest_step
+from ..measures.grids import geometric_grid, half_rise_point, steepest_step
+from ..train.copy_sgld import plane_coefficients
 
 __all__ = [
     "AdamReplicasConfig",
@@ -65,7 +67,10 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     population loss against the MAP theory's (:func:`lib.theory.exact_test_loss` at the MAP order parameters: the
     same loss of the theory's attention with its readout), in units of the loss of a readout that predicts nothing;
     ``dev``: the largest of the four; ``dev_worst``: the same with the run of highest :math:`U` at each :math:`P` (the
-    filter undone: the control); ``coverage``: the smallest coverage
+    filter undone: the control); ``lin_first``: how many times larger the :math:`P` at which the filtered linear
+    :math:`\hat c_G` reaches half its largest value is than the :math:`P` at which :math:`\hat c_1` does
+    (:func:`lib.plane_coefficients`, :func:`lib.measures.grids.half_rise_point`: uniform pooling before copying when
+    above 1; NaN when either never rises above 0); ``coverage``: the smallest coverage
     (:func:`lib.theory.coverage`) of the filtered softmax minimisers above the MAP :math:`P^*`; ``coverage_lin``: the
     same for the linear minimisers above the MAP onset :math:`P_1`; ``coverage_off``: the control, the largest
     coverage of the same minimisers (both heads) with every row's attention moved one key back (column :math:`j+1`
@@ -93,7 +98,12 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     above_lin = lin.P > float(onset_sample_size("linear_v2", V, lin.config.L, method="map"))
     A_soft, A_lin = (torch.as_tensor(r.filtered("A"))[m] for r, m in ((soft, above), (lin, above_lin)))  # (n, L, L)
     off = max(float(coverage(torch.roll(A, shifts=-1, dims=-1)).max()) for A in (A_soft, A_lin))
+    c_G, c_1 = plane_coefficients(lin.filtered("A"))  # (n_P,) each
+    lin_P = lin.P.astype(float)
     return dict(
+        lin_first=(
+            half_rise_point(lin_P, c_G) / half_rise_point(lin_P, c_1) if min(c_G.max(), c_1.max()) > 0 else math.nan
+        ),
         dev_soft=dev_soft,
         dev_lin=dev_lin,
         loss_soft=loss_soft,
