@@ -14,7 +14,7 @@ import pytest
 from lib.core.cache import Cache
 from lib.core.numerics import numerics_version
 from lib.studies._equate import NotNeutral, equate, numerics_at
-from lib.studies._paper_scale import PaperStudy, committed_units, published, run_study, unit
+from lib.studies._paper_scale import PaperStudy, committed_units, publish, published, run_study, unit
 from lib.studies._study import resolve, run_unit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -105,3 +105,51 @@ def test_the_numerics_of_a_revision_are_read_from_that_revision():
         pytest.skip("lib has uncommitted changes: HEAD's numerics may differ from the working tree's")
     funcs = ["lib.studies._units:fast_curves", "lib.studies._units:reference_curves"]
     assert numerics_at(ROOT, "HEAD", funcs) == {f: numerics_version(resolve(f)) for f in funcs}
+
+
+def _on_another_cpu_model(data: Path) -> None:
+    """Relabel every committed unit as computed on another CPU model of this machine's ISA level."""
+    path = data / "paper" / "squares.json"
+    record = json.loads(path.read_text())
+    for u in record["units"].values():
+        u["machine"] = {**u["machine"], "cpu": "another CPU model", "isa": "another ISA string"}
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def _shifted(dy: float):
+    def recompute(u):
+        got = _same_code(u)
+        got["value"] = {**got["value"], "y": got["value"]["y"] + dy}
+        return got
+
+    return recompute
+
+
+def test_units_of_another_cpu_model_are_kept_only_within_a_stated_tolerance(committed):
+    data, then = committed
+    _on_another_cpu_model(data)
+    now, numerics = _study(numerics="refactored"), lambda funcs: {f: then for f in funcs}
+    with pytest.raises(NotNeutral, match="or within a tolerance"):  # bit identity cannot be shown here
+        equate(now, numerics, data_dir=data, recompute=_same_code)
+    with pytest.raises(NotNeutral, match="tolerance 1e-09"):  # a difference above the tolerance
+        equate(now, numerics, data_dir=data, recompute=_shifted(1e-6), tolerance=1e-9)
+    assert committed_units(now, data) == {}
+    out = equate(now, numerics, data_dir=data, recompute=_shifted(1e-12), tolerance=1e-9)
+    assert out["renamed"] == 4 and out["verified"][0]["tolerance"] == 1e-9
+    assert 0 < out["verified"][0]["max_diff"] <= 1e-9
+    record = published("squares", data)
+    assert record["equated"] == out["verified"] and record["equated"][0]["then"]["cpu"] == "another CPU model"
+    assert len(committed_units(now, data)) == 4
+    again = publish(now, cache=Cache(data.parent / "empty", enabled=True), data_dir=data)  # a later publish keeps it
+    assert again["equated"] == out["verified"] and again["done"] == 4
+
+
+def test_a_tolerance_never_excuses_a_different_integer():
+    from lib.studies._equate import _within
+
+    assert _within({"steps": [1, 2], "loss": [0.5]}, {"steps": [1, 2], "loss": [0.5 + 1e-12]}, 1e-9)
+    assert not _within({"steps": [1, 2], "loss": [0.5]}, {"steps": [1, 3], "loss": [0.5]}, 1e-9)
+    assert not _within({"exit": "never"}, {"exit": 7100}, 1e-9)
+    assert not _within({"a": [1.0]}, {"a": [1.0, 2.0]}, 1.0)
+    with pytest.raises(ValueError, match="tolerance must be"):
+        equate(_study(), lambda funcs: {}, tolerance=1.0)

@@ -6,7 +6,7 @@ Usage::
     python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K | --only I,J]
     python -m lib.studies run NAME@K ...         # the same study with every seed moved by K (a second seed set)
     python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
-    python -m lib.studies equate [NAME ...] [--since REV]  # after a refactor: prove the numbers unchanged, re-key
+    python -m lib.studies equate [NAME ...] [--since REV] [--tolerance TOL]  # after a refactor: re-key
     python -m lib.studies rekey --legacy-root DIR  # cache format 1 -> 2 (lib.studies.rekey; done, idempotent)
 """
 
@@ -58,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     eq = sub.add_parser("equate", help="re-key committed units after a refactor shown to change no number")
     eq.add_argument("names", nargs="*", type=_study_name, help="studies (default: every published one)")
     eq.add_argument("--since", default="HEAD", help="the git revision whose code computed the units (default HEAD)")
+    eq.add_argument(
+        "--tolerance",
+        type=float,
+        default=None,
+        help="verify on a unit of another CPU model of the same ISA level within this absolute tolerance (recorded)",
+    )
     rk = sub.add_parser("rekey", help="re-key data/ from cache format 1 to format 2 (idempotent)")
     rk.add_argument("--legacy-root", required=True, help="a checkout of the last format-1 commit (132c8b1)")
     args = parser.parse_args(argv)
@@ -76,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         failed = 0
         for name in names:
             try:
-                out = equate(make_study(name), lambda funcs: numerics_at(root, args.since, funcs))
+                out = equate(
+                    make_study(name), lambda funcs: numerics_at(root, args.since, funcs), tolerance=args.tolerance
+                )
             except NotNeutral as err:
                 failed += 1
                 print(f"{name}: NOT re-keyed. {err}")

@@ -20,6 +20,14 @@ A value that differs in any bit, or no unit to verify on, leaves the study as it
 ``tests/test_committed_current.py`` demands. Bit identity is a property of a machine (two CPU models of one ISA differ
 in the last bits), hence the choice of the unit to verify; the golden tests (``tests/golden/``) check every trainer's
 numbers on any machine to a tolerance, this check the committed ones to the bit on one.
+
+**Units of another CPU model** (``--tolerance TOL``). Where no committed unit of a function was computed on a machine
+like this one, but some on the same architecture, torch kernel capability and torch version (another CPU model of
+the ISA, whose float results differ in the last bits), the cheapest of those may be recomputed instead and accepted
+when every integer of the value (steps, exit steps, counts) is equal and every float within ``TOL`` (absolute). That
+is a weaker proof than bit identity, so it is opt-in, and the record says so: each such verification is appended to
+the study's ``equated`` list (the function, the unit, the tolerance, the largest difference found and both
+machines), which the published record keeps.
 """
 
 from __future__ import annotations
@@ -47,6 +55,8 @@ __all__ = ["NotNeutral", "equate", "numerics_at"]
 
 #: The fields of a unit's recorded machine that decide its float results (``cpus`` does not; ``threads`` is 1).
 MACHINE_FIELDS = ("arch", "cpu", "isa", "cpu_capability", "torch")
+#: The fields that must still agree for a verification within a tolerance (another CPU model of the same ISA level).
+KIN_FIELDS = ("arch", "cpu_capability", "torch")
 
 
 class NotNeutral(ValueError):
@@ -83,10 +93,23 @@ def numerics_at(root: str | Path, rev: str, funcs: list[str]) -> dict[str, str]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _alike(recorded: dict, here: dict) -> bool:
+def _alike(recorded: dict, here: dict, fields: tuple[str, ...] = MACHINE_FIELDS) -> bool:
     """Whether a unit computed on ``recorded`` can be recomputed bit for bit ``here``: every deciding field that both
-    name agrees (an older record without the CPU model is tried; the bit comparison decides)."""
-    return all(recorded[f] == here[f] for f in MACHINE_FIELDS if f in recorded and f in here)
+    name agrees (an older record without the CPU model is tried; the bit comparison decides). With
+    ``fields=KIN_FIELDS``: whether it can be recomputed within a tolerance (another CPU model, same ISA level)."""
+    return all(recorded[f] == here[f] for f in fields if f in recorded and f in here)
+
+
+def _within(a, b, tol: float) -> bool:
+    """Whether two JSON values have one shape, equal integers, strings and booleans, and floats within ``tol``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_within(a[k], b[k], tol) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_within(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        both = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+        return both and abs(float(a) - float(b)) <= tol
+    return type(a) is type(b) and a == b
 
 
 def _recompute(u: StudyUnit) -> dict:
@@ -102,6 +125,7 @@ def equate(
     data_dir: Path | str = DATA_DIR,
     here: dict | None = None,
     recompute: Callable[[StudyUnit], dict] = _recompute,
+    tolerance: float | None = None,
 ) -> dict:
     """Re-file ``study``'s committed units under the current code's keys where the code computes the same numbers.
 
@@ -116,12 +140,17 @@ def equate(
         This machine as :func:`lib.core.cache._machine` records it (by default, this process's, torch loaded).
     recompute : callable
         ``StudyUnit -> run_unit's result`` (by default in a fresh one-thread process).
+    tolerance : float, optional
+        Where no committed unit of a function was computed on a machine like this one, verify on one of another CPU
+        model of the same ISA level (:data:`KIN_FIELDS`) within this absolute tolerance (module docstring), and
+        record it; ``None`` (default): bit identity only.
 
     Returns
     -------
     dict
-        ``{"study", "renamed": number of units re-filed, "verified": [{"func", "unit", "cpu_seconds"}],
-        "unchanged": [func whose numerics did not change]}``.
+        ``{"study", "renamed": number of units re-filed, "verified": [{"func", "unit", "cpu_seconds"}, plus
+        "tolerance", "max_diff" where verified within a tolerance], "unchanged": [func whose numerics did not
+        change]}``.
 
     Raises
     ------
@@ -129,6 +158,8 @@ def equate(
         If a changed function's recomputed unit differs from its committed value, or none of its committed units was
         computed on a machine like this one; nothing is re-filed then.
     """
+    if tolerance is not None and not (isinstance(tolerance, float) and 0.0 <= tolerance < 1e-3):
+        raise ValueError(f"tolerance must be a float in [0, 1e-3), got {tolerance!r}")
     record = published(study.name, data_dir)
     if record is None:
         raise ValueError(f"{study.name}: nothing is published to re-key")
@@ -151,42 +182,60 @@ def equate(
         present = [(k, u) for k, u in ((unit_key(replace(u, numerics=then[func])), u) for u in units) if k in saved]
         if not present:
             continue
-        candidates = sorted(
-            [(k, u) for k, u in present if _alike(saved[k]["machine"], here)],
+        cheapest = lambda fields: sorted(  # noqa: E731
+            [(k, u) for k, u in present if _alike(saved[k]["machine"], here, fields)],
             key=lambda ku: saved[ku[0]]["cpu_seconds"],
         )
+        candidates, fields = cheapest(MACHINE_FIELDS), MACHINE_FIELDS
+        if not candidates and tolerance is not None:
+            candidates, fields = cheapest(KIN_FIELDS), KIN_FIELDS
         if not candidates:
             raise NotNeutral(
                 f"{study.name}: no committed unit of {func} was computed on a machine like this one "
                 f"({ {f: here.get(f) for f in MACHINE_FIELDS} }); verify on one that computed them"
+                + ("" if tolerance is not None else ", or within a tolerance (--tolerance) on another CPU model")
             )
         key, u = candidates[0]
         got = recompute(u)
-        if not _alike(saved[key]["machine"], got["machine"]):
+        if not _alike(saved[key]["machine"], got["machine"], fields):
             raise NotNeutral(
                 f"{study.name}: the cheapest unit of {func} was computed on {saved[key]['machine']}, this machine is "
                 f"{got['machine']}: its bits cannot be compared here"
             )
         new = json.loads(json.dumps(got["value"]))  # the JSON round trip the committed value went through
-        if new != saved[key]["value"]:
+        exact = fields is MACHINE_FIELDS
+        if not (new == saved[key]["value"] if exact else _within(new, saved[key]["value"], tolerance)):
             raise NotNeutral(
                 f"{study.name}: the code of now computes unit {key} of {func} differently from the committed value "
-                f"(max |difference| {_max_diff(new, saved[key]['value']):.3g}): its numerics changed; rerun the study"
+                f"(max |difference| {_max_diff(new, saved[key]['value']):.3g}"
+                + ("" if exact else f", tolerance {tolerance:g}; integers must be equal")
+                + "): its numerics changed; rerun the study"
             )
-        verified.append({"func": func, "unit": key, "cpu_seconds": round(saved[key]["cpu_seconds"], 1)})
+        done = {"func": func, "unit": key, "cpu_seconds": round(saved[key]["cpu_seconds"], 1)}
+        if not exact:
+            done |= {
+                "tolerance": tolerance,
+                "max_diff": _max_diff(new, saved[key]["value"]),
+                "then": {f: saved[key]["machine"].get(f) for f in MACHINE_FIELDS},
+                "here": {f: got["machine"].get(f) for f in MACHINE_FIELDS},
+            }
+        verified.append(done)
         renames.update({k: unit_key(u) for k, u in present})
     if renames:
-        _refile(study, renames, data_dir)
+        _refile(study, renames, data_dir, [v for v in verified if "tolerance" in v])
     return {"study": study.name, "renamed": len(renames), "verified": verified, "unchanged": unchanged}
 
 
-def _refile(study: PaperStudy, renames: dict[str, str], data_dir: Path | str) -> None:
-    """Rename unit keys in the published record, under the publishing lock; every payload byte stays."""
+def _refile(study: PaperStudy, renames: dict[str, str], data_dir: Path | str, within: list[dict] = ()) -> None:
+    """Rename unit keys in the published record, under the publishing lock; every payload byte stays. ``within``:
+    verifications within a tolerance, appended to the record's ``equated`` list."""
     from ..core.cache import register_files
 
     with _publishing_lock(data_dir):
         record = published(study.name, data_dir)
         record["units"] = {renames.get(k, k): v for k, v in record["units"].items()}
+        if within:
+            record["equated"] = list(record.get("equated", [])) + list(within)
         path = _record_path(study.name, data_dir)
         _write_atomic(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
         register_files([path], study.command, "lib.studies._paper_scale.publish", data_dir=Path(data_dir))

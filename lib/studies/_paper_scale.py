@@ -324,6 +324,9 @@ def _publish(study: PaperStudy, cache: Cache, data_dir: Path | str, *, write: bo
         "summary": summarize(study, [None if o is None else o["value"] for o in outs]),
         "units": {unit_key(u): o for u, o in zip(study.units, outs) if o is not None},
     }
+    before = published(study.name, data_dir) if committed else None
+    if before and before.get("equated"):  # verifications within a tolerance (lib.studies._equate) stay on record
+        record["equated"] = before["equated"]
     if write:
         from ..core.cache import register_files
 
