@@ -204,6 +204,8 @@ def test_the_sparsity_study_has_one_unit_per_size_s_and_seed_of_the_papers_stack
     assert len(study.units) == sum(len(st.members) for st in stacks.values()) == 144
     first = [(u.config.run.members[0].task.S, u.config.run.members[0].task.s) for u in study.units[:18]]
     assert first == [(S, s) for S in (16, 32) for s in (S // 2, 1, S - 1) for _ in range(3)]  # the gap's units first
+    deciding = [(u.config.run.members[0].task.S, u.config.run.members[0].task.s) for u in study.units[18:33]]
+    assert deciding == [(S, s) for S, s in ((16, 4), (16, 12), (32, 2), (32, 3), (32, 30)) for _ in range(3)]
     members = [u.config.run.members[0] for u in study.units]
     assert sorted(map(repr, members)) == sorted(repr(m) for st in stacks.values() for m in st.members)
     for u in study.units:

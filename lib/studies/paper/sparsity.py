@@ -7,6 +7,15 @@ trained by the float32 fast trainer (:func:`lib.train.fast_train.run_fast`, equa
 float32 rounding). The units the claim needs come first (:math:`s = S/2, 1, S-1` at :math:`S = 16`, then at 32), so a
 study done in part measures the claim before it draws the whole curves.
 
+Next come the fewest units that decide paper B's two other statements (:data:`DECIDING`, chosen before any of them ran,
+from paper B's Fig. 4 as read in the reference notes): at :math:`S = 16`, where the peak lies, :math:`s = 4` and
+:math:`s = 12`, the sparsities where paper B's curve has fallen half way from its peak (0.50 against 0.67 at
+:math:`s = 8` and 0.34-0.36 at the ends), so that two sides lower than the middle and higher than the ends place the
+peak in the middle; at :math:`S = 32`, "only the extremes are learned", the boundary on each side: :math:`s = 2`
+(learned in paper B) against :math:`s = 3` and :math:`s = 30` (not learned, 0.60-0.69), beside :math:`s = 1, 16, 31`
+of the gap. Three seeds each: 15 units; ``python -m lib.studies run b-sparsity --limit 33`` runs the gap's and these.
+The other 111 units (the whole curves) follow and are not needed by any claim.
+
 Our choice, beyond the paper: a unit stops once its held-out loss on the predicting positions is below
 :data:`lib.SOLVED` (a tenth of :math:`\ln 2`). Its final loss is then a little above what 10,000 steps would give, so
 the gap can only come out *smaller* than with the paper's measure: the stop works against the claim, never for it.
@@ -36,11 +45,17 @@ def _gap_sparsities(S: int) -> tuple[int, int, int]:
     return S // 2, 1, S - 1
 
 
+#: The (S, s) run right after the gap's (module docstring): where the peak lies at S = 16, the learned extremes'
+#: boundary at S = 32.
+DECIDING = ((16, 4), (16, 12), (32, 2), (32, 3), (32, 30))
+
+
 def _sparsity_keys(config: SparsityStudyConfig) -> list[tuple[int, int, int]]:
-    """``(S, s, seed)`` of every unit, in the order they are run: the gap's three sparsities at each S first."""
+    """``(S, s, seed)`` of every unit, in the order they are run: the gap's three sparsities at each S first, then
+    :data:`DECIDING`, then the rest of the curves."""
     grid = dict(config.grid)
-    first = [(S, s) for S in SPARSITY_SIZES for s in _gap_sparsities(S)]
-    rest = [(S, s) for S in SPARSITY_SIZES for s in grid[S] if s not in _gap_sparsities(S)]
+    first = [(S, s) for S in SPARSITY_SIZES for s in _gap_sparsities(S)] + list(DECIDING)
+    rest = [(S, s) for S in SPARSITY_SIZES for s in grid[S] if (S, s) not in first]
     return [(S, s, k) for S, s in first + rest for k in config.seeds]
 
 
