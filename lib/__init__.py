@@ -81,9 +81,11 @@ from .studies import (
     ScanReplicasConfig,
     adam_measures,
     bracket_measures,
+    jump_law_ratio,
     load_adam_replicas,
     load_linear_scaling,
     load_scan_replicas,
+    theory_deviation,
 )
 from .train import onset_calibration, scaling_exponents, scaling_points, theory_exponents, theory_points
 from .train.copy_dynamics import CopyDynamicsConfig, size_grid, train_copy_dynamics, train_copy_heads
@@ -95,6 +97,8 @@ __all__ += [
     "AdamReplicasConfig",
     "adam_measures",
     "bracket_measures",
+    "jump_law_ratio",
+    "theory_deviation",
     "load_adam_replicas",
     "LinearScalingConfig",
     "load_linear_scaling",
@@ -291,8 +295,10 @@ __all__ += [
 
 # chapter 4's fluctuation peak (its readouts of the Langevin samples are in lib.readouts)
 from .measures.comparisons import growth_before, peak_ratio, spread_at_widest
+from .measures.grids import half_rise_point  # chapter 4: where a filtered curve first reaches half its largest value
 
 __all__ += [
+    "half_rise_point",
     "hysteresis",
     "sampled_transition",
     "relative_deviation",

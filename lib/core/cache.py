@@ -426,7 +426,8 @@ def load_committed(func: Callable, config: Any, *, cache: Cache | None = None) -
 
 def verify_manifest(data_dir: str | Path = DATA_DIR) -> list[str]:
     """Problems with the committed results: missing, resized or altered files, files not in the manifest,
-    entries without a regenerating command. An empty list means all is well."""
+    entries without a regenerating command. An empty list means all is well. Hidden files (a name starting with a
+    dot: the publishing lock, a temporary file before its rename) are not results and are not reported."""
     data_dir = Path(data_dir)
     manifest = _read_manifest(data_dir)
     problems = []
@@ -445,7 +446,12 @@ def verify_manifest(data_dir: str | Path = DATA_DIR) -> list[str]:
     listed = set(manifest["files"])
     for path in sorted(data_dir.rglob("*")):
         rel = path.relative_to(data_dir).as_posix()
-        if path.is_file() and rel not in listed and rel not in (MANIFEST, "README.md"):
+        if (
+            path.is_file()
+            and not path.name.startswith(".")
+            and rel not in listed
+            and rel not in (MANIFEST, "README.md")
+        ):
             problems.append(f"{rel}: committed under data/ but not in {MANIFEST}")
     return problems
 

@@ -21,7 +21,9 @@ from .adam_replicas import (
     adam_measures,
     adam_replicas,
     bracket_measures,
+    jump_law_ratio,
     load_adam_replicas,
+    theory_deviation,
 )
 from .context_study import (
     ContextStudy,
@@ -65,6 +67,8 @@ __all__ = [
     "adam_measures",
     "adam_replicas",
     "bracket_measures",
+    "jump_law_ratio",
+    "theory_deviation",
     "load_adam_replicas",
     "ContextStudy",
     "ContextStudyConfig",

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..theory import coverage, exact_test_loss, first_order_transition, onset_sample_size, order_parameters_vs_P
+from ..theory import (
+    coverage,
+    exact_test_loss,
+    first_order_transition,
+    law_ratio,
+    onset_sample_size,
+    order_parameters_vs_P,
+)
 from ..core.cache import Cache, cached
 from ..core.progress import progress
 from ._study import load_or_compute, publish_main
@@ -37,6 +44,8 @@ __all__ = [
     "AdamReplicas",
     "adam_measures",
     "bracket_measures",
+    "theory_deviation",
+    "jump_law_ratio",
     "adam_replicas",
     "load_adam_replicas",
     "REGENERATE",
@@ -114,6 +123,27 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
         coverage_lin=float(coverage(A_lin).min()),
         coverage_off=off,
     )
+
+
+def theory_deviation(soft: CopyMapResult, lin: CopyMapResult, V: int, shift: float = 1.0) -> float:
+    r"""The largest :math:`|\bar a_\text{Adam}(P) - \bar a_\text{MAP}(P/\text{shift})|` of the target attention over
+    both heads, against the MAP theory at vocabulary ``V`` evaluated at every size divided by ``shift`` (linear
+    attention from twice its MAP onset at the sweeps' own ``V``, as :func:`adam_measures`): what a theory at another
+    ``V``, or placed a few per cent off in ``P``, would read on the same fits."""
+    far = lin.P >= 2 * float(onset_sample_size("linear_v2", lin.config.V, lin.config.L, method="map"))
+    devs = []
+    for res, model, keep in ((soft, "softmax", slice(None)), (lin, "linear_v2", far)):
+        at = order_parameters_vs_P(model, V, res.config.L, res.P.astype(float) / shift, method="map").target
+        devs.append(float(np.abs(res.filtered("target") - at)[keep].max()))
+    return max(devs)
+
+
+def jump_law_ratio(brackets: dict) -> float:
+    """Paper A's :math:`L\ln^2L` against its rivals on one data set's softmax jumps (:func:`bracket_measures`'s
+    result): :func:`lib.theory.law_ratio` of the geometric midpoints of the jump's grid step over :math:`L`."""
+    Ls = sorted(brackets["per_L"])
+    P = [np.sqrt(brackets["per_L"][L]["lo"] * brackets["per_L"][L]["hi"]) for L in Ls]
+    return law_ratio(np.array(P), np.array(Ls, dtype=float))
 
 
 def bracket_measures(fits: dict) -> dict:
