@@ -676,3 +676,22 @@ def test_a_lin_first_reads_the_half_rise_points_of_the_linear_plane_coefficients
     A = c1[:, None, None] * J / L + cG[:, None, None] * S  # (4, L, L)
     m = lib.adam_measures(soft, dataclasses.replace(lin, A=A[:, None]))
     assert m["lin_first"] == pytest.approx(np.sqrt(P[2] * P[3]) / np.sqrt(P[0] * P[1]))
+
+
+def test_theory_deviation_and_jump_law_ratio_read_what_they_say():
+    from lib.theory import SCALING_LAWS
+
+    soft, lin = _adam_pair(on_theory=True, uniform=True)
+    assert lib.theory_deviation(soft, lin, 8) < 1e-12  # on the MAP theory at its own V
+    assert lib.theory_deviation(soft, lin, 8) < lib.theory_deviation(soft, lin, 8, 1.05)  # P moved: off it
+    off = lib.theory_deviation(*_adam_pair(on_theory=False, uniform=True), 8)
+    assert off == pytest.approx(0.5)
+    law = {
+        "per_L": {
+            L: {"lo": 0.99 * 3 * SCALING_LAWS["L ln²L"](L), "hi": 1.01 * 3 * SCALING_LAWS["L ln²L"](L)}
+            for L in (16, 32, 64)
+        }
+    }
+    assert lib.jump_law_ratio(law) > 100  # jumps on L ln²L: every rival fits far worse
+    rival = {"per_L": {L: {"lo": L**1.5, "hi": 1.02 * L**1.5} for L in (16, 32, 64)}}
+    assert lib.jump_law_ratio(rival) < 0.5
