@@ -57,14 +57,14 @@ REGENERATE = "python -m lib.studies.adam_replicas --publish"
 FRACTIONS = (0.8, 0.9, 0.95, 0.98, 1.02, 1.05, 1.1, 1.25)
 
 
-def _map_theory(model: str, V: int, res: CopyMapResult):
-    """The MAP theory at the sizes of the sweep ``res``: its order parameters (:func:`lib.theory.order_parameters_vs_P`)
-    and, per size, the exact test loss of its attention with its readout (:func:`lib.theory.exact_test_loss`)."""
+def _map_loss(model: str, V: int, res: CopyMapResult) -> np.ndarray:
+    """Per size of the sweep ``res``, the exact test loss (:func:`lib.theory.exact_test_loss`) of the MAP theory's
+    attention with its readout, at its order parameters (:func:`lib.theory.order_parameters_vs_P`)."""
     P = res.P.astype(float)
-    t = order_parameters_vs_P(model, V, res.config.L, P, method="map")
-    x = torch.as_tensor(t.x, dtype=torch.float64)  # (n_P, k)
-    loss = np.array([float(exact_test_loss(model, x[i], p, V, res.config.L)) for i, p in enumerate(P)])
-    return t, loss
+    x = torch.as_tensor(
+        order_parameters_vs_P(model, V, res.config.L, P, method="map").x, dtype=torch.float64
+    )  # (n_P, k)
+    return np.array([float(exact_test_loss(model, x[i], p, V, res.config.L)) for i, p in enumerate(P)])
 
 
 def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
@@ -89,14 +89,12 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     if soft.config.kind != "softmax" or lin.config.kind != "linear" or soft.config.V != lin.config.V:
         raise ValueError("need a softmax and a linear sweep at the same V")
     V = soft.config.V
-    th_soft, loss_th_soft = _map_theory("softmax", V, soft)
-    th_lin, loss_th_lin = _map_theory("linear_v2", V, lin)
+    loss_th_soft, loss_th_lin = _map_loss("softmax", V, soft), _map_loss("linear_v2", V, lin)
     far = lin.P >= 2 * float(onset_sample_size("linear_v2", V, lin.config.L, method="map"))
 
     def deviations(pick) -> tuple[float, ...]:  # attention and loss, softmax then linear (for P >= 2 P_1)
         return (
-            float(np.abs(pick(soft, "target") - th_soft.target).max()),
-            float(np.abs(pick(lin, "target") - th_lin.target)[far].max()),
+            *_target_deviations(soft, lin, V, 1.0, pick),
             float(np.abs(pick(soft, "test_loss") - loss_th_soft).max()),
             float(np.abs(pick(lin, "test_loss") - loss_th_lin)[far].max()),
         )
@@ -125,17 +123,24 @@ def adam_measures(soft: CopyMapResult, lin: CopyMapResult) -> dict:
     )
 
 
-def theory_deviation(soft: CopyMapResult, lin: CopyMapResult, V: int, shift: float = 1.0) -> float:
-    r"""The largest :math:`|\bar a_\text{Adam}(P) - \bar a_\text{MAP}(P/\text{shift})|` of the target attention over
-    both heads, against the MAP theory at vocabulary ``V`` evaluated at every size divided by ``shift`` (linear
-    attention from twice its MAP onset at the sweeps' own ``V``, as :func:`adam_measures`): what a theory at another
-    ``V``, or placed a few per cent off in ``P``, would read on the same fits."""
+def _target_deviations(soft: CopyMapResult, lin: CopyMapResult, V: int, shift: float, pick) -> tuple[float, float]:
+    r"""``(softmax, linear)`` of :math:`\max_P |\bar a_\text{Adam}(P) - \bar a_\text{MAP}(P/\text{shift})|`, the
+    target attention of ``pick(result, "target")`` against the MAP theory at vocabulary ``V`` (linear attention from
+    twice its MAP onset at the sweep's own ``V``)."""
     far = lin.P >= 2 * float(onset_sample_size("linear_v2", lin.config.V, lin.config.L, method="map"))
     devs = []
     for res, model, keep in ((soft, "softmax", slice(None)), (lin, "linear_v2", far)):
         at = order_parameters_vs_P(model, V, res.config.L, res.P.astype(float) / shift, method="map").target
-        devs.append(float(np.abs(res.filtered("target") - at)[keep].max()))
-    return max(devs)
+        devs.append(float(np.abs(pick(res, "target") - at)[keep].max()))
+    return devs[0], devs[1]
+
+
+def theory_deviation(soft: CopyMapResult, lin: CopyMapResult, V: int, shift: float = 1.0) -> float:
+    r"""The largest :math:`|\bar a_\text{Adam}(P) - \bar a_\text{MAP}(P/\text{shift})|` of the filtered target
+    attention over both heads, against the MAP theory at vocabulary ``V`` evaluated at every size divided by
+    ``shift`` (linear attention from twice its MAP onset at the sweeps' own ``V``): :func:`adam_measures`'s attention
+    deviation read against a theory at another ``V``, or placed a few per cent off in ``P``."""
+    return max(_target_deviations(soft, lin, V, shift, lambda r, name: r.filtered(name)))
 
 
 def jump_law_ratio(brackets: dict) -> float:
