@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import subprocess
 import sys
@@ -546,6 +547,196 @@ def test_committed_history_is_current():
     saved = load_history()
     assert set(saved) == {f"{k.chapter}/{c.id}" for c in REGISTRY.values() for k in c.checks}
     assert saved == json.loads(json.dumps(history(ROOT))), "stale: run `python -m lib.claims history --write`"
+
+
+# A throwaway repository for lib.claims.history: a tiny chapter, then a tiny registry (its own dataclasses, the book's
+# criteria.py), committed on chosen dates.
+_TINY_REGISTRY = """
+from dataclasses import dataclass
+from .criteria import at_least, at_most
+
+
+@dataclass(frozen=True)
+class Rule:
+    criterion: object
+
+
+@dataclass(frozen=True)
+class Check:
+    chapter: str
+    measure: str
+    reproduced: Rule
+    partial: Rule = None
+    contradicted: Rule = None
+    control: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    checks: tuple
+
+
+REGISTRY = {{c.id: c for c in [{claims}]}}
+"""
+
+
+def _tiny_registry(checks: dict) -> tuple[str, dict]:
+    """The registry file's text for ``{id: (measure, control, reproduced, partial)}`` (criteria as source text), and
+    the same checks as the book's own Claim/Check objects (what history() is given as now)."""
+    from lib.claims import criteria
+    from lib.claims.registry import Claim
+
+    ns = {"at_least": criteria.at_least, "at_most": criteria.at_most}
+    claims = ", ".join(
+        f"Claim({cid!r}, (Check('01_x', {m!r}, Rule({rep}), {f'Rule({par})' if par else None}, control={c!r}),))"
+        for cid, (m, c, rep, par) in checks.items()
+    )
+    now = {
+        cid: Claim(
+            cid,
+            "s",
+            "v",
+            (
+                Check(
+                    "01_x",
+                    "trained",
+                    m,
+                    Rule(eval(rep, ns), "w"),
+                    Rule(eval(par, ns), "w") if par else None,
+                    control=c,
+                    no_partial="" if par else "none",
+                ),
+            ),
+        )
+        for cid, (m, c, rep, par) in checks.items()
+    }
+    return _TINY_REGISTRY.format(claims=claims), now
+
+
+def _chapter(*cells: str) -> str:
+    return "# A chapter\n\n" + "\n".join(f"```{{code-cell}} ipython3\n:tags: [hide-input]\n\n{c}\n```\n" for c in cells)
+
+
+def _commit(repo: Path, date: str, files: dict, message: str, moves: dict | None = None) -> str:
+    def git(*args):
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "GIT_AUTHOR_DATE": f"{date}T12:00:00", "GIT_COMMITTER_DATE": f"{date}T12:00:00"},
+        ).stdout
+
+    if not (repo / ".git").exists():
+        git("init", "-q")
+    for old, new in (moves or {}).items():
+        git("mv", old, new)
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text, encoding="utf-8")
+        git("add", name)
+    git("commit", "-q", "-m", message)
+    return git("rev-parse", "--short=7", "HEAD").strip()
+
+
+def test_history_traces_a_criterion_into_the_chapter_before_the_registry(tmp_path):
+    """Per check, the origin is the first chapter commit of the unbroken run of equal criterion expressions (by AST)
+    that ends just before the registry: a reformatted expression and a renamed chapter keep the run, a changed
+    threshold (in the call or in a constant it names) starts it anew; a bound computed from data, or one that the
+    registry does not hold exactly, has no origin. The registry's own run gives criterion, control and measure."""
+    from lib.claims.history import history
+
+    criteria_py = (ROOT / "lib" / "claims" / "criteria.py").read_text(encoding="utf-8")
+    v1 = _chapter(
+        "import lib\nHALF = 0.2",
+        'lib.claim("X-a", 0.9, reproduced=lib.at_least(0.8), partial=lib.at_least(0.5))\n'
+        'lib.claim("X-b", 0.1, reproduced=lib.at_most(0.3))',
+        'lib.claim("X-c", 0.2, reproduced=lib.at_least(HALF))\n'
+        'lib.claim("X-d", 0.1, reproduced=lib.at_most(0.05 * float(data.max())))\n'
+        'lib.claim("X-e", 0.2, reproduced=lib.at_least(0.5 * (0.67 - 0.357)))',
+    )
+    c1 = _commit(tmp_path, "2026-11-27", {"chapters/x.md": v1}, "a chapter")
+    v2 = _chapter(
+        "import lib\nHALF = 0.5 * 0.31",
+        'lib.claim(\n    "X-a",\n    0.9,\n    reproduced=lib.at_least( 0.80 ),\n    partial=lib.at_least(.5),  # reformatted\n)\n'
+        'lib.claim("X-b", 0.1, reproduced=lib.at_most(0.25))',
+        'lib.claim("X-c", 0.2, reproduced=lib.at_least(HALF))\n'
+        'lib.claim("X-d", 0.1, reproduced=lib.at_most(0.05 * float(data.max())))\n'
+        'lib.claim("X-e", 0.2, reproduced=lib.at_least(0.5 * (0.67 - 0.357)))',
+    )
+    c2 = _commit(
+        tmp_path, "2026-11-28", {"chapters/01_x.md": v2}, "renamed, reformatted", {"chapters/x.md": "chapters/01_x.md"}
+    )
+    checks = {
+        "X-a": ("share", "control a", "at_least(0.8)", "at_least(0.5)"),
+        "X-b": ("ratio", "control b", "at_most(0.25)", None),
+        "X-c": ("gap", "", "at_least(0.155)", None),
+        "X-d": ("step", "", "at_most(0.05)", None),
+        "X-e": ("gap", "", "at_least(0.155)", None),
+    }
+    text, _ = _tiny_registry(checks)
+    v3 = _chapter("import lib", *(f'lib.claim("{cid}", 0.5)' for cid in checks))
+    files = {"chapters/01_x.md": v3, "lib/claims/criteria.py": criteria_py, "lib/claims/registry.py": text}
+    c3 = _commit(tmp_path, "2026-12-01", files, "registry")
+    checks["X-a"] = ("share, now in words", "control a", "at_least(0.8)", "at_least(0.5)")
+    checks["X-b"] = ("ratio", "control b, replaced", "at_most(0.25)", None)
+    text, now = _tiny_registry(checks)
+    c4 = _commit(tmp_path, "2026-12-03", {"lib/claims/registry.py": text}, "measure and control")
+
+    h = history(tmp_path, registry=now)
+    assert h["01_x/X-a"]["criterion_origin"] == [c1, "2026-11-27"]  # reformatting and the rename kept the run
+    assert h["01_x/X-b"]["criterion_origin"] == [c2, "2026-11-28"]  # 0.3 -> 0.25 started it anew
+    assert h["01_x/X-c"]["criterion_origin"] == [c2, "2026-11-28"]  # HALF 0.2 -> 0.155
+    assert h["01_x/X-d"]["criterion_origin"] is None and "data.max()" in h["01_x/X-d"]["criterion_origin_note"]
+    assert h["01_x/X-e"]["criterion_origin"] is None and "≥ 0.1565" in h["01_x/X-e"]["criterion_origin_note"]
+    assert all(h[f"01_x/{cid}"]["criterion"] == [c3, "2026-12-01"] for cid in checks)
+    assert h["01_x/X-a"]["measure"] == [c4, "2026-12-03"] and h["01_x/X-a"]["control"] == [c3, "2026-12-01"]
+    assert h["01_x/X-b"]["measure"] == [c3, "2026-12-01"] and h["01_x/X-b"]["control"] == [c4, "2026-12-03"]
+    assert h["01_x/X-c"]["control"] is None
+
+    checks["X-a"] = ("share, now in words", "control a", "at_least(0.85)", "at_least(0.5)")
+    text, now = _tiny_registry(checks)
+    c5 = _commit(tmp_path, "2026-12-05", {"lib/claims/registry.py": text}, "a criterion changed")
+    a = history(tmp_path, registry=now)["01_x/X-a"]
+    assert a["criterion"] == [c5, "2026-12-05"] and a["criterion_origin"] is None  # newer than the registry
+
+
+def test_committed_history_gives_every_check_its_measure_and_a_chapter_origin_before_its_registration():
+    """Every key of data/claims_history.json is a registered check with a measure entry; an origin found in a
+    chapter is older than the criterion's registration, which is then the registry's first commit."""
+    from lib.claims.history import load_history
+
+    saved = load_history()
+    registered = {f"{k.chapter}/{c.id}": k for c in REGISTRY.values() for k in c.checks}
+    assert saved and set(saved) <= set(registered)
+    assert all(h["measure"] and len(h["measure"]) == 2 for h in saved.values())
+    first = min(h["criterion"][1] for h in saved.values() if h["criterion"])
+    origins = {key: h for key, h in saved.items() if h["criterion_origin"]}
+    assert origins, "no criterion traced into a chapter"
+    assert len({tuple(h["criterion"]) for h in origins.values()}) == 1  # all registered in the registry's first commit
+    for key, h in origins.items():
+        assert h["criterion_origin"][1] <= h["criterion"][1] == first, key
+        assert not h["criterion_origin_note"], key
+    assert all(h["criterion_origin_note"] for h in saved.values() if not h["criterion_origin"])
+
+
+def test_the_ledger_says_where_a_criterion_was_set_and_since_when_control_and_measure_stand():
+    from lib.claims.ledger import _since
+
+    h = {
+        "criterion": ["bb92439", "2026-12-01"],
+        "control": ["8538298", "2026-12-01"],
+        "measure": ["9a5bb20", "2026-12-07"],
+        "criterion_origin": ["99c7425", "2026-11-29"],
+    }
+    assert _since(h) == (
+        "<br><small>criterion set in the chapter 2026-11-29 (99c7425), registered 2026-12-01 (bb92439); "
+        "control since 2026-12-01 (8538298); measure since 2026-12-07 (9a5bb20)</small>"
+    )
+    h.update(criterion_origin=None, control=None)
+    assert _since(h) == "<br><small>criterion since 2026-12-01 (bb92439); measure since 2026-12-07 (9a5bb20)</small>"
 
 
 def test_a_record_with_non_finite_numbers_survives_the_notebook(tmp_path):

@@ -1,5 +1,6 @@
 """``python -m lib.claims list [--json] [--chapter SLUG]``: print the registry of claims.
-``python -m lib.claims history [--write]``: since which commit each check's criterion and control stand."""
+``python -m lib.claims history [--write]``: since which commit each check's criterion, control and measure stand,
+and the chapter commit that first set a criterion older than the registry."""
 
 from __future__ import annotations
 
@@ -40,14 +41,20 @@ def _history(write: bool) -> int:
     root = Path(__file__).resolve().parents[2]
     found = history(root)
     for key, h in found.items():
+        origin = " ".join(h["criterion_origin"] or ["none"]) + (
+            f" ({h['criterion_origin_note']})" * bool(h["criterion_origin_note"])
+        )
         print(
             f"{key:42s} criterion {' '.join(h['criterion'] or ['not committed'])}; control "
-            f"{' '.join(h['control'] or ['none'])}"
+            f"{' '.join(h['control'] or ['none'])}; measure {' '.join(h['measure'] or ['not committed'])}; "
+            f"in the chapter {origin}"
         )
     if write:
         data = {
-            "about": "per check, the first commit (hash, date) from which the registry's criteria, and its "
-            "control, are the ones registered now, unchanged since (lib.claims.history)",
+            "about": "per check, the first commit (hash, date) from which the registry's criteria, its control and "
+            "its measure are the ones registered now, unchanged since; for criteria registered at the registry's "
+            "first commit, the chapter commit from which the chapter's own lib.claim criteria stood unchanged "
+            "before it (criterion_origin, None with a note where it cannot be traced) (lib.claims.history)",
             "checks": found,
         }
         from ..core.cache import MANIFEST, _atomic_write, _read_manifest, _sha256

@@ -214,8 +214,15 @@ def ledger_markdown(
 
 
 def _since(h: Mapping) -> str:
-    """When the check's criterion and control first appeared (:mod:`lib.claims.history`), as a small note."""
-    parts = [f"{what} since {h[what][1]} ({h[what][0]})" for what in ("criterion", "control") if h.get(what)]
+    """Since when the check's criterion, control and measure stand, and the chapter commit that first set a criterion
+    older than the registry (:mod:`lib.claims.history`), as one small note."""
+    parts = [f"{what} since {h[what][1]} ({h[what][0]})" for what in ("criterion", "control", "measure") if h.get(what)]
+    origin = h.get("criterion_origin")
+    if origin and h.get("criterion"):
+        parts[0] = (
+            f"criterion set in the chapter {origin[1]} ({origin[0]}), registered {h['criterion'][1]} "
+            f"({h['criterion'][0]})"
+        )
     return f"<br><small>{'; '.join(parts)}</small>" if parts else ""
 
 
