@@ -300,6 +300,7 @@ from .measures.grids import half_rise_point  # chapter 4: where a filtered curve
 __all__ += [
     "half_rise_point",
     "hysteresis",
+    "sampled_efficiency",
     "sampled_transition",
     "relative_deviation",
     "order_parameter_deviation",
@@ -326,6 +327,7 @@ from .readouts import (
     relative_deviation,
     seed_nulls,
     sample_efficiency,
+    sampled_efficiency,
     sampled_transition,
     scaling_diagnostics,
     softmax_scaling,

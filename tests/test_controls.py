@@ -233,6 +233,20 @@ def _a_lin_cross_bulk_ch4(effect: bool = True):
     return _onset_in_L(2.0 if effect else 0.0)  # effect: the onset scales as L² (without: no L dependence)
 
 
+def _a_efficiency_ch4(effect: bool = True):
+    # the control is the ratio between two linear training sets; with the effect one of them is a head that copies four
+    # times sooner (as the softmax head does), without it both cross over at the same P
+    study = _scaling_study(lambda V, L: 10 * (V / 4) ** 2, lambda V, L: 40 * L**1.5 * V**0.5)
+    P, share = study.P[8, 32], study.share[8, 32]
+    if effect:
+        share[1] = np.clip(0.5 + np.log(P) - np.log(P[np.argmax(share[0, :, 0] >= 0.5)] / 4), 0.0, 1.0)[:, None]
+    crossovers = lib.scaling_points(study, "crossover")[8, 32]  # as chapter 4
+    P_soft = np.round(np.geomspace(60, 1200, 25))
+    soft = _sgld("softmax", P_soft, np.where(P_soft >= 300, 0.9, 0.05), np.full(P_soft.size, 0.05))
+    P_ref = _bayes_pstar(32)
+    return lib.sampled_efficiency(crossovers, lib.sampled_transition(soft, P_ref), P_ref)["control"]
+
+
 def _b_random_ch5():
     from lib.lm.study_report import RunPoints
 
@@ -559,6 +573,7 @@ PROBES = {
     ("A-lin-V2", CH4): _a_lin_v2_ch4,
     ("A-lin-cross", CH4): _a_lin_cross_ch4,
     ("A-lin-cross-bulk", CH4): _a_lin_cross_bulk_ch4,
+    ("A-efficiency", CH4): _a_efficiency_ch4,
     ("A-adam", CH4): _a_adam_ch4,
     ("A-adam-Pstar", CH4): _a_adam_pstar_ch4,
     ("A-red", CH4): _a_red_ch4,

@@ -16,10 +16,11 @@ from lib.readouts.posterior import (
     hysteresis,
     order_parameter_deviation,
     relative_deviation,
+    sampled_efficiency,
     sampled_transition,
     scaling_diagnostics,
 )
-from lib.core.stats import group_bootstrap_interval
+from lib.core.stats import Interval, group_bootstrap_interval
 from lib.tasks import shift_matrix
 from lib.train import CopySGLDConfig, SGLDConfig
 from lib.train.copy_sgld import CopySGLDResult
@@ -85,6 +86,24 @@ def test_sampled_transition_reads_the_branches_and_its_bootstrap():
         sampled_transition(soft, P_ref=0.0)
     never = sampled_transition(soft, P_ref=20.0, threshold=0.9)  # no branch gets there: infinitely far, not an error
     assert never["lo"] == never["hi"] == np.inf and never["interval"].value == np.inf
+
+
+def test_sampled_efficiency_closed_form_interval_and_control():
+    iv = Interval(2.0, 1.5, 2.5, 0.9, 4)  # the softmax transition lo / P_ref with its bootstrap, P_ref = 100
+    e = sampled_efficiency(np.array([800.0, 1000.0, 1200.0, 1000.0]), dict(lo=200.0, interval=iv), 100.0)
+    assert e["value"] == pytest.approx(1000.0 / 200.0) and (e["linear"], e["softmax"]) == (1000.0, 200.0)
+    assert e["control"] == pytest.approx(1200.0 / 800.0)  # latest over earliest linear crossover
+    lo, hi = e["interval"].lo, e["interval"].hi  # the median's bootstrap (800..1200) over the softmax ends (150..250)
+    assert 800.0 / 250.0 <= lo <= e["value"] <= hi <= 1200.0 / 150.0
+    same = sampled_efficiency(np.full(4, 1000.0), dict(lo=200.0, interval=iv), 100.0)
+    assert same["control"] == 1.0 and same["interval"].lo == pytest.approx(1000.0 / 250.0)
+    nan = sampled_efficiency(np.array([1000.0, np.nan, 2000.0]), dict(lo=200.0, interval=iv), 100.0)
+    assert nan["control"] == 2.0  # a draw without a crossover is left out
+    for bad in (np.array([1000.0, np.nan]), np.ones((2, 2))):
+        with pytest.raises(ValueError, match="crossovers"):
+            sampled_efficiency(bad, dict(lo=200.0, interval=iv), 100.0)
+    with pytest.raises(ValueError, match="softmax transition"):
+        sampled_efficiency(np.ones(3), dict(lo=np.inf, interval=iv), 100.0)
 
 
 def test_relative_deviation_closed_form_and_bootstrap_use():

@@ -21,6 +21,7 @@ from .posterior import (
     hysteresis,
     order_parameter_deviation,
     relative_deviation,
+    sampled_efficiency,
     sampled_transition,
     scaling_diagnostics,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "hysteresis",
     "relative_deviation",
     "order_parameter_deviation",
+    "sampled_efficiency",
     "sampled_transition",
     "scaling_diagnostics",
     "future_token_leak",

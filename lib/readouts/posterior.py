@@ -8,6 +8,9 @@ chapter computed them before they moved here:
   over chains, and the same gap for linear attention (one minimum: the control);
 * :func:`sampled_transition`: where each branch holds the copy pattern, and the bootstrap of the copy branch's
   onset in units of a theory's :math:`P^*`;
+* :func:`sampled_efficiency`: how many times more samples the linear head needs than the softmax head to copy,
+  both read off posterior samples at one :math:`(V, L)`, with the spread between two linear training sets as its
+  control;
 * :func:`order_parameter_deviation`: :math:`\hat c_1`'s relative deviation and :math:`\hat c_G`'s on its own scale;
 * :func:`relative_deviation`: the largest relative deviation of a chain-averaged order parameter from a theory's
   curve (a statistic of chain indices, so :func:`lib.core.stats.group_bootstrap_interval` can resample whole chains);
@@ -28,6 +31,7 @@ import numpy as np
 import torch
 
 from ..core.intervals import group_bootstrap_interval  # NaN on cut data in a smoke run
+from ..core.stats import Interval
 from ..theory import coverage, first_order_transition
 from ..train.scaling_fits import scaling_points
 
@@ -121,6 +125,43 @@ def sampled_transition(soft, P_ref: float, threshold: float = ON_COPY) -> dict:
         lambda j: np.append(soft.P[chain_copy[:, j].mean(1) >= threshold], np.inf).min() / P_ref, chain_copy.shape[1]
     )
     return dict(lo=float(held[True].min()), hi=float(held[False].min()), interval=interval)
+
+
+def sampled_efficiency(crossovers, transition: dict, P_ref: float) -> dict:
+    r"""How many times more training sequences the sampled linear head needs to copy than the sampled softmax head.
+
+    .. math:: r = \frac{\operatorname{median}_d P_\times^{(d)}}{P^*_\text{held}},
+
+    with :math:`P_\times^{(d)}` the linear head's crossover on training set :math:`d` (``crossovers``, ``(n_draw,)``:
+    :func:`lib.scaling_points`, the first :math:`P` at which the copy share reaches one half) and
+    :math:`P^*_\text{held}` the smallest :math:`P` at which the softmax head's copy-initialised chains hold the copy
+    branch (``transition``: :func:`sampled_transition` computed with ``P_ref``), at the same :math:`(V, L)`.
+
+    Returns ``value`` :math:`r`; ``interval``: the bootstrap over training sets of the median crossover divided by the
+    ends of the softmax transition's bootstrap over chains, the low end by the high end and the reverse (the two
+    intervals combined at their extremes); ``control``: the same ratio between two linear training sets, the latest
+    crossover over the earliest (one head on both sides: the effect, a difference between heads, is absent);
+    ``linear``, ``softmax``: numerator and denominator.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two finite crossovers, or a softmax transition that is not finite and > 0.
+    """
+    P_x = np.asarray(crossovers, dtype=float)
+    if P_x.ndim != 1 or np.isfinite(P_x).sum() < 2:
+        raise ValueError(f"crossovers must be a 1-d array with at least two finite values, got {P_x!r}")
+    P_x = P_x[np.isfinite(P_x)]
+    soft = float(transition["lo"])
+    if not (np.isfinite(soft) and soft > 0):
+        raise ValueError(f"the softmax transition must be finite and > 0, got {soft!r}")
+    lin = group_bootstrap_interval(lambda j: float(np.median(P_x[j])), P_x.size)
+    iv = transition["interval"]
+    value = float(np.median(P_x)) / soft
+    interval = Interval(value, lin.lo / (iv.hi * P_ref), lin.hi / (iv.lo * P_ref), lin.level, lin.n)
+    return dict(
+        value=value, interval=interval, control=float(P_x.max() / P_x.min()), linear=float(np.median(P_x)), softmax=soft
+    )
 
 
 def relative_deviation(chain_means, reference, where) -> float:

@@ -144,7 +144,7 @@ def theory_deviation(soft: CopyMapResult, lin: CopyMapResult, V: int, shift: flo
 
 
 def jump_law_ratio(brackets: dict) -> float:
-    """Paper A's :math:`L\ln^2L` against its rivals on one data set's softmax jumps (:func:`bracket_measures`'s
+    r"""Paper A's :math:`L\ln^2L` against its rivals on one data set's softmax jumps (:func:`bracket_measures`'s
     result): :func:`lib.theory.law_ratio` of the geometric midpoints of the jump's grid step over :math:`L`."""
     Ls = sorted(brackets["per_L"])
     P = [np.sqrt(brackets["per_L"][L]["lo"] * brackets["per_L"][L]["hi"]) for L in Ls]
