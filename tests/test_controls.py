@@ -2,7 +2,8 @@
 effect *is* present in the control's data, it meets the claim's reproduced criterion.
 
 A control that cannot pass by construction is no control (a claim measured against it cannot fail on its account):
-the heads of A-loss exchanged (exclusive with the value), B-bias's halves in the larger direction (≥ 1 against
+the heads of A-loss exchanged (exclusive with the value) or the linear head in both of its roles (a share at
+once >= 0.8 and <= 0.3), S-precursor's linear head in the softmax role (a ratio of 1 against "at most 0.5"), B-bias's halves in the larger direction (≥ 1 against
 "at most 0.3") and B-prepre's stage 2 from untrained weights (scratch to the bit, always 1.00) were such controls.
 Each probe below builds the smallest input of the same ``lib`` function the chapter calls; a control whose input is a
 whole training run, sampler or patching run gets its probe from the function that turns that run into the number
@@ -50,17 +51,6 @@ def _a_soft_300_ch1():
     P = np.linspace(100, 500, 41)  # the L = 16 scan's P*: the midpoint of its steepest step, were it at 300
     k = lib.measures.grids.steepest_step((P > 300).astype(float))
     return float(P[k : k + 2].mean())
-
-
-def _a_loss_ch1():
-    loss_jump = np.array([[0.95, 0.9, 0.92], [0.95, 0.9, 0.92]])  # (2 heads, data sets): both heads drop sharply
-    sharp_soft = lambda g: parts_hold(
-        "A-loss",
-        {"softmax share": np.median(g[0]), "linear share": np.median(g[1])},  # noqa: E731
-        chapter=CH1,
-    )
-    sharp_lin = np.array([[0.95, 0.9, 0.92], [0.05, 0.04, 0.06]])  # the linear head in the softmax role, sharp there
-    return bool(sharp_soft(sharp_lin[[0, 1]])) and not bool(sharp_soft(loss_jump[[1, 1]]))  # control of the cell
 
 
 def _fake_sweep(kind, L, P, target, A, test_loss=None):
@@ -514,17 +504,23 @@ def _b_prepre_ch7(effect: bool = True):
     return _prepre_controls(scratch)[1]
 
 
-def _s_precursor_ch8():
-    test = lambda lin, soft: parts_hold(
-        "S-precursor",
-        {
-            "linear slowing": lin,  # noqa: E731
-            "softmax over linear slowing": soft / lin,
-        },
-        chapter=CH8,
-    )
-    slow_lin, slow_far, slow_soft = 20.0, 10.0, 2.0  # a linear head that slows far above its onset too
-    return test(slow_far, slow_soft) or test(slow_lin, slow_lin)
+def _s_precursor_test(lin, soft):
+    return parts_hold("S-precursor", {"linear slowing": lin, "softmax over linear slowing": soft / lin}, chapter=CH8)
+
+
+def _s_precursor_ch8(effect: bool = True):
+    # effect in the linear half's control: a linear head that slows far above its onset too; in the softmax half's:
+    # a softmax head that does not slow at its spinodal either. Without it: no slowing far above P1, and at the
+    # spinodal as much as the linear head at its onset
+    slow_lin, slow_soft = 20.0, 2.0
+    slow_far, slow_spin = (10.0, 2.0) if effect else (1.2, 20.0)
+    return _s_precursor_test(slow_far, slow_soft) or _s_precursor_test(slow_lin, slow_spin)  # as chapter 8
+
+
+def test_each_half_of_s_precursor_s_control_can_pass_alone():
+    slow_lin, slow_soft = 20.0, 2.0
+    assert _s_precursor_test(10.0, slow_soft) and not _s_precursor_test(1.2, slow_soft)  # the linear half
+    assert _s_precursor_test(slow_lin, 2.0) and not _s_precursor_test(slow_lin, 20.0)  # the softmax half (spinodal)
 
 
 def _s_heads_ch8():
@@ -569,7 +565,6 @@ PROBES = {
     ("A-soft-coexist", CH1): _a_soft_coexist_ch1,
     ("A-soft-300", CH1): _a_soft_300_ch1,
     ("A-lin-order", CH1): _a_lin_order_ch1,
-    ("A-loss", CH1): _a_loss_ch1,
     ("A-lin-V2", CH4): _a_lin_v2_ch4,
     ("A-lin-cross", CH4): _a_lin_cross_ch4,
     ("A-lin-cross-bulk", CH4): _a_lin_cross_bulk_ch4,
@@ -649,7 +644,8 @@ def test_the_probe_fails_where_the_effect_is_absent(key):
 
 def test_a_degenerate_control_is_caught():
     """The probes would catch the controls they replaced: B-bias's halves in the larger direction are never below 1,
-    A-loss with its heads exchanged fails whenever the value passes, and B-prepre's stage 2 from the untrained
+    A-loss with its heads exchanged fails whenever the value passes and with the linear head in both roles always,
+    S-precursor's linear head in the softmax role gives a ratio of 1, and B-prepre's stage 2 from the untrained
     stage-1 weights (before 2e06d1d) repeats scratch to the bit, so none can pass with the effect there."""
     larger = lib.halves_ratio(np.array([100.0, 1000.0, 100.0, 1000.0]), np.median)
     assert not meets("B-bias", larger, chapter=CH6)
@@ -661,6 +657,10 @@ def test_a_degenerate_control_is_caught():
         chapter=CH1,
     )
     assert test(sharp) and not test(sharp[::-1])
+    # A-loss with the linear head in both roles (the control until 840e8c1): no data make it pass
+    assert not any(test(np.array([[x] * 3, [x] * 3])) for x in np.linspace(0.0, 1.0, 21))
+    # S-precursor with the linear head in the softmax role too (until 840e8c1): a ratio of 1, never <= 0.5
+    assert not any(_s_precursor_test(x, x) for x in (2.0, 20.0, 500.0))
     # B-prepre: on the same stack, where seeds alone differ twofold, the seed null passes and the untrained start
     # (a ratio of 1.00 on any stack: it equals training from scratch) cannot
     old, new = _prepre_controls(SCRATCH_CHAIN)
