@@ -827,3 +827,52 @@ def test_only_runs_the_units_named_by_index_and_rejects_bad_indices(tmp_path):
             run_study(study, only=bad, cache=Cache(tmp_path / "c", enabled=True), data_dir=data)
     with pytest.raises(ValueError, match="limit or only"):
         run_study(study, only=[0], limit=1, cache=Cache(tmp_path / "c", enabled=True), data_dir=data)
+
+
+def test_b_context_runs_the_linear_map_at_four_sizes_and_reads_chapter_6s_growth():
+    from lib import growth_per_doubling
+    from lib.measures.comparisons import LINEAR_MAP_EXIT
+    from lib.studies.paper.context import (
+        CONTEXT_BIAS,
+        CONTEXT_SEEDS,
+        CONTEXT_SIZES,
+        b_context,
+        context_measures,
+        context_summary,
+    )
+
+    study = b_context()
+    n = len(CONTEXT_SIZES) * len(CONTEXT_SEEDS)
+    assert len(study.units) == 2 * n and study.claims == ("B-context",)
+    runs = [u.config.run for u in study.units]
+    assert [r.members[0].task.S for r in runs[:n]] == [S for S in CONTEXT_SIZES for _ in CONTEXT_SEEDS]
+    assert [r.members[0].bias for r in runs] == [0.0] * n + [CONTEXT_BIAS] * n
+    assert all(r.members[0].task.s == 3 and r.seq_len == 2 * r.members[0].task.S for r in runs)
+    assert all(r.eval_every == 10 and r.stop_below == LINEAR_MAP_EXIT and r.steps == 10_000 for r in runs)
+    assert all((r.n_heads, r.d_head, r.d_mlp, r.tokens_per_step, r.lr) == (8, 16, 512, 8192, 1e-3) for r in runs)
+    assert [u.config.run.members[0].seed for u in b_context(100).units[:3]] == [k + 100 for k in CONTEXT_SEEDS]
+
+    def summary(exits, biased):
+        return context_summary([_curve(e) for e in exits] + [None if b is None else _curve(b) for b in biased])
+
+    unbiased = [e for S in (100, 400, 1600, None) for e in (S, S, S)]  # S = 64 never leaves: counted at the budget
+    m = context_measures(summary(unbiased, [200] * n))["B-context"]
+    assert m["value"] == pytest.approx((10_000 / 100) ** (1 / 3))  # a lower bound: the last size is censored
+    assert m["control"] == 0.0 and not m["incomplete"]  # equal biased plateaus do not rise at every doubling
+    assert m["interval"].lo <= m["value"] <= m["interval"].hi
+    # with two censored sizes the growth stops at the first (equal medians at the budget say nothing)
+    two = [e for S in (100, 400, None, None) for e in (S, S, S)]
+    assert context_measures(summary(two, [200] * n))["B-context"]["value"] == pytest.approx(10.0)
+    # uncensored, it is chapter 6's growth on the medians of the same plateaus
+    free = [e for S in (100, 300, 900, 2700) for e in (S - 100, S, S + 100)]
+    plateaus = np.array(free, dtype=float).reshape(len(CONTEXT_SIZES), -1)
+    assert context_measures(summary(free, [200] * n))["B-context"]["value"] == pytest.approx(
+        growth_per_doubling(plateaus, CONTEXT_SIZES)
+    )
+    rising = [b for S in (100, 200, 400, 800) for b in (S, S, S)]  # a control that rises passes the bound
+    assert context_measures(summary(free, rising))["B-context"]["control"] == pytest.approx(2.0)
+    part = context_measures(summary(unbiased, [200] * 3 + [None] * (n - 3)))["B-context"]
+    assert part["control"] is None and part["incomplete"]
+    assert context_measures(context_summary([None] * (2 * n))) == {}  # the sizes taken need every unbiased run
+    with pytest.raises(ValueError, match="unit values"):
+        context_summary([None])

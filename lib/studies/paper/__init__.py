@@ -1,7 +1,8 @@
 r"""The registered paper-scale studies (:mod:`lib.studies._paper_scale`), one module each, and what they measure.
 
 :mod:`~lib.studies.paper.sparsity`, :mod:`~lib.studies.paper.heads` (``b-heads-one``, ``b-heads``),
-:mod:`~lib.studies.paper.seeds` (``bf16-calibration``, ``b-random``) and :mod:`~lib.studies.paper.mixers`
+:mod:`~lib.studies.paper.seeds` (``bf16-calibration``, ``b-random``), :mod:`~lib.studies.paper.context`
+(``b-context``) and :mod:`~lib.studies.paper.mixers`
 (``b-mixer-tuning``, ``b-mixer`` and their ``-gpt2`` versions): each study's units, summary, and what its summary
 measures of the registry's claims. Here: the registry of studies (:data:`STUDIES`, :func:`make_study`), the records
 as their committed units give them (:func:`study_record`) and the ledger's *paper scale* column (:func:`paper_records`).
@@ -15,6 +16,7 @@ from typing import Callable
 from ...core.cache import DATA_DIR, Cache
 from .._paper_scale import PaperStudy, UnreadableStudy, publish, published
 from .._study import resolve
+from .context import b_context
 from .heads import b_heads, b_heads_one
 from .mixers import _mixer_keys, b_mixer, b_mixer_tuning
 from .seeds import b_random, bf16_calibration
@@ -45,12 +47,13 @@ STUDIES: dict[str, Callable[..., PaperStudy]] = {
     "b-heads": b_heads,
     "b-mixer-tuning-gpt2": lambda: b_mixer_tuning("-gpt2"),
     "b-mixer-gpt2": lambda data_dir=DATA_DIR: b_mixer(data_dir, "-gpt2"),
+    "b-context": b_context,
 }
 #: Studies whose units depend on another study's committed result: ``{name: the study it needs}``.
 STAGED = {"b-mixer": "b-mixer-tuning", "b-mixer-gpt2": "b-mixer-tuning-gpt2"}
 #: Studies that can be run again at a seed offset ``k`` as ``<name>@<k>``: the same units with every seed moved by
 #: ``k``, an independent seed set (:func:`paper_records` judges a claim by every set that is complete).
-SEEDED = ("b-sparsity", "b-heads-one", "b-heads", "b-random")
+SEEDED = ("b-sparsity", "b-heads-one", "b-heads", "b-random", "b-context")
 
 
 def split_name(name: str) -> tuple[str, int]:
