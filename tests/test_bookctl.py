@@ -156,8 +156,8 @@ def test_robustness_run_is_recorded_from_an_executed_book(tmp_path):
     out = tmp_path / "book"
     bookctl.stage(out, ROOT)
     lib.setup("01_copy_task", fast=True)
-    sure = lib.core.stats.Interval(1.0, 1.0, 1.0, 0.9, 5)  # the yes/no condition holds in every resample
-    rec = lib.claim("A-loss", None, interval=sure, control=False, show=False, robustness=[])
+    sure = lib.core.stats.Interval(0.95, 0.93, 0.97, 0.9, 5)  # wholly past the bound
+    rec = lib.claim("A-soft-order", 0.95, interval=sure, control=0.05, show=False, robustness=[])
     first = bookctl.chapter_docnames(ROOT)[0]
     path = out / f"{first}.ipynb"
     nb = json.loads(path.read_text())
@@ -166,7 +166,7 @@ def test_robustness_run_is_recorded_from_an_executed_book(tmp_path):
     code[0]["outputs"] = [{"output_type": "error", "ename": "AssertionError", "evalue": "", "traceback": []}]
     path.write_text(json.dumps(nb))
     run = bookctl.robustness_run(out, "BOOK_SEED=1", ROOT)
-    assert run["statuses"] == {"01_copy_task/A-loss": "reproduced"}  # the raw status, before robustness
+    assert run["statuses"] == {"01_copy_task/A-soft-order": "reproduced"}  # the raw status, before robustness
     assert "01_copy_task" in run["failed_chapters"] and run["cpu_capability"]
     target = tmp_path / "data" / "robustness.json"
     target.parent.mkdir()
