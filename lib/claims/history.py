@@ -234,9 +234,16 @@ def _chapter_versions(root: Path, slug: str, before: str) -> list[tuple[str, str
     """``[(commit, date, path)]``, oldest first, of the commits before ``before`` that changed the chapter
     ``chapters/<slug>.md`` as it stood at ``before`` (renames followed)."""
     out = _git(
-        root, "log", "--follow", "--format=%x00%H %h %ad", "--date=short", "--name-status", before, "--",
+        root,
+        "log",
+        "--follow",
+        "--format=%x00%H %h %ad",
+        "--date=short",
+        "--name-status",
+        before,
+        "--",
         f"chapters/{slug}.md",
-    )  # fmt: skip
+    )
     full = _git(root, "rev-parse", before).strip()
     versions = []
     for chunk in out.split("\x00")[1:]:
