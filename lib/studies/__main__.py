@@ -4,6 +4,7 @@ Usage::
 
     python -m lib.studies list                   # the registered paper-scale studies and what is published
     python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K | --only I,J]
+                                 [--device auto|cpu|cuda] [--checkpoint-every N]
     python -m lib.studies run NAME@K ...         # the same study with every seed moved by K (a second seed set)
     python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
     python -m lib.studies equate [NAME ...] [--since REV] [--tolerance TOL]  # after a refactor: re-key
@@ -52,6 +53,17 @@ def main(argv: list[str] | None = None) -> int:
         type=_indices,
         default=None,
         help="run only the units at these indices, I,J,... (0-based, study order)",
+    )
+    run.add_argument(
+        "--device",
+        default=None,
+        help="where units of the fast trainer train: auto (CUDA when present; the default), cpu, cuda or cuda:N",
+    )
+    run.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=None,
+        help="optimiser steps between a unit's checkpoints (default 500; 0: none); a stopped unit resumes from its last",
     )
     pub = sub.add_parser("publish", help="publish what the results cache holds (computes nothing)")
     pub.add_argument("name", type=_study_name)
@@ -106,6 +118,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "publish":
         record = publish(make_study(args.name))
     else:
+        import os
+
+        from ..core.unit_context import checkpoint_every, unit_device
+
+        if args.device is not None:  # the workers inherit the environment
+            os.environ["BOOK_UNIT_DEVICE"] = args.device
+        if args.checkpoint_every is not None:
+            os.environ["BOOK_CHECKPOINT_EVERY"] = str(args.checkpoint_every)
+        try:
+            device, every = unit_device(), checkpoint_every()
+        except ValueError as err:
+            parser.error(str(err))
+        print(
+            f"{args.name}: units of the fast trainer on {device}, "
+            + (f"a checkpoint every {every} steps" if every else "no checkpoints"),
+            file=sys.stderr,
+        )
         record = run_study(
             make_study(args.name), scheduler=args.scheduler, workers=args.workers, limit=args.limit, only=args.only
         )

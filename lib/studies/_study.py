@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.cache import Cache, _machine, canonical_config, load_committed, numerics_version, publish, result_name
+from ..core.unit_context import UnitContext, checkpoint_dir, checkpoint_every, unit_device, unit_running
 
 __all__ = ["load_or_compute", "publish_main", "StudyUnit", "unit", "run_unit", "unit_key", "resolve"]
 
@@ -106,7 +107,11 @@ def unit_key(u: StudyUnit) -> str:
 
 
 def run_unit(u: StudyUnit) -> dict:
-    """Compute one unit: ``{"value": func(config), "cpu_seconds", "wall_seconds", "machine"}``.
+    """Compute one unit: ``{"value": func(config), "cpu_seconds", "wall_seconds", "machine"}`` (``machine`` names
+    the device it trained on). The unit runs in the context of :mod:`lib.core.unit_context`: on
+    ``BOOK_UNIT_DEVICE``'s device, checkpointing to ``checkpoints/<unit key>.pt`` in the results cache's folder
+    every ``BOOK_CHECKPOINT_EVERY`` steps and resuming from there when it was stopped; the file is removed once the
+    unit is done.
 
     ``ValueError`` when the code of ``func`` has changed since the unit was defined (a unit keyed by old code must
     not be computed by new code)."""
@@ -115,11 +120,25 @@ def run_unit(u: StudyUnit) -> dict:
     func = resolve(u.func)
     if numerics_version(func) != u.numerics:
         raise ValueError(f"the code of {u.func} changed since this unit was defined; define the study again")
+    every, device = checkpoint_every(), unit_device()
+    path = checkpoint_dir() / f"{unit_key(u)}.pt" if every else None
     cpu, wall = time.process_time(), time.perf_counter()
-    value = func(u.config)
+    with unit_running(UnitContext(device, path, every or 1)):
+        value = func(u.config)
+    if path is not None:
+        path.unlink(missing_ok=True)  # the unit is done: its result, not its checkpoint, is what is kept
     return {
         "value": value,
         "cpu_seconds": time.process_time() - cpu,
         "wall_seconds": time.perf_counter() - wall,
-        "machine": _machine(),
+        "machine": {**_machine(), **_device_record(device)},
     }
+
+
+def _device_record(device: str) -> dict:
+    """The device a unit trained on, with the GPU's name when it was one (CPU and GPU units of one study mix)."""
+    if not device.startswith("cuda"):
+        return {"device": "cpu"}
+    import torch
+
+    return {"device": device, "gpu": torch.cuda.get_device_name(torch.device(device))}

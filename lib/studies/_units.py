@@ -9,6 +9,7 @@ than attention, and the transformer beside them when a comparison must train bot
 
 from __future__ import annotations
 
+from ..core.unit_context import current_unit
 from ..train.fast_train import FastRunConfig, run_fast
 from ..train.gpt_train import GPTRunConfig, run_members
 
@@ -16,7 +17,8 @@ __all__ = ["fast_curves", "reference_curves"]
 
 
 def fast_curves(cfg: FastRunConfig) -> dict:
-    """Train ``cfg`` with :func:`lib.train.fast_train.run_fast`; its held-out curves.
+    """Train ``cfg`` with :func:`lib.train.fast_train.run_fast`; its held-out curves. It trains on the engine's
+    device and resumes from the unit's checkpoint (:func:`lib.core.unit_context.current_unit`).
 
     Returns
     -------
@@ -26,7 +28,8 @@ def fast_curves(cfg: FastRunConfig) -> dict:
         ``cfg.run.steps`` when every member met ``stop_below``; a member frozen earlier repeats its last
         evaluation). Floats, so that the result is JSON as it is.
     """
-    run = run_fast(cfg)
+    ctx = current_unit()  # the engine's device and checkpoint file for this unit (neither changes its numbers)
+    run = run_fast(cfg, device=ctx.device, checkpoint=ctx.checkpoint, checkpoint_every=ctx.every)
     return {
         "steps": [int(s) for s in run.steps],
         "loss": run.loss.tolist(),

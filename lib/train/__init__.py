@@ -12,7 +12,7 @@ from ..models.copy_objective import (
     target_attention,
 )
 from .copy_sgld import CopySGLDConfig, CopySGLDResult, PosteriorSamplingPlan, plane_coefficients, sample_copy_posterior
-from .ensemble import AdamConfig, EnsembleRun, member_grad_norm, train_ensemble
+from .ensemble import AdamConfig, Checkpoint, EnsembleRun, member_grad_norm, train_ensemble, train_ensemble_resumable
 from .sgld import LangevinRun, SGLDConfig, effective_sample_size, langevin, split_rhat
 from ..measures.grids import (
     LossDrops,
@@ -59,6 +59,8 @@ __all__ = [
     "population_loss",
     "target_attention",
     "train_ensemble",
+    "train_ensemble_resumable",
+    "Checkpoint",
 ]
 from .gpt_train import GPTRun, GPTRunConfig, Member, run_members, task_parts, train_gpt
 from .attention_stats import attention_stats

@@ -19,6 +19,7 @@ the stack's learning rate and a fresh initialisation (per-member rates and trans
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -28,7 +29,7 @@ from ..core.cache import cached
 from ..models.gpt import causal_bias, init_gpt_params
 from ..models.gpt_fast import PRECISIONS, train_logits
 from ..core.validate import check_choice
-from .ensemble import AdamConfig, train_ensemble
+from .ensemble import AdamConfig, Checkpoint, train_ensemble_resumable
 from .gpt_train import GPTRun, GPTRunConfig, _evaluate, _HeldOut, task_parts
 
 __all__ = ["FastRunConfig", "run_fast", "train_fast"]
@@ -61,9 +62,21 @@ class FastRunConfig:
             raise ValueError("per-member learning rates and transferred weights need train_gpt")
 
 
-def run_fast(cfg: FastRunConfig, *, desc: str | None = None, device: torch.device | str | None = None) -> GPTRun:
+def run_fast(
+    cfg: FastRunConfig,
+    *,
+    desc: str | None = None,
+    device: torch.device | str | None = None,
+    checkpoint: Path | str | None = None,
+    checkpoint_every: int = 500,
+) -> GPTRun:
     """Train ``cfg.run`` with :func:`lib.models.gpt_fast.train_logits` at ``cfg.precision`` (uncached; see
-    :func:`train_fast`). The data streams, evaluation batch and initial weights are :func:`lib.train.run_members`'s."""
+    :func:`train_fast`). The data streams, evaluation batch and initial weights are :func:`lib.train.run_members`'s.
+
+    With ``checkpoint`` (a file), the run saves its state there every ``checkpoint_every`` steps (the trainer's, the
+    data streams' generators and the held-out records) and resumes from it when the file exists: a run killed and
+    started again ends with the numbers of one never interrupted (:func:`lib.train.train_ensemble_resumable`). The
+    caller removes the file when the run is done."""
     if not isinstance(cfg, FastRunConfig):
         raise ValueError(f"cfg must be a FastRunConfig, got {type(cfg).__name__}")
     run, device = cfg.run, torch.device(device or "cpu")
@@ -93,7 +106,27 @@ def run_fast(cfg: FastRunConfig, *, desc: str | None = None, device: torch.devic
         lr=run.lr, steps=run.steps, betas=run.betas, check_every=run.eval_every, weight_decay=run.weight_decay
     )
     params = init_gpt_params(model, [m.seed for m in run.members], device=device)
-    out = train_ensemble(params, loss_fn, adam, desc=desc, on_check=held_out)
+
+    def restore(saved):
+        for g, state in zip(gens, saved["gens"]):
+            g.set_state(state)
+        held_out.records[:], held_out.done = saved["records"], saved["done"]
+
+    ck = (
+        None
+        if checkpoint is None
+        else Checkpoint(
+            Path(checkpoint),
+            checkpoint_every,
+            state=lambda: {
+                "gens": [g.get_state() for g in gens],
+                "records": list(held_out.records),
+                "done": held_out.done.clone(),
+            },
+            restore=restore,
+        )
+    )
+    out = train_ensemble_resumable(params, loss_fn, adam, desc=desc, on_check=held_out, checkpoint=ck)
     if not bool(held_out.done.all()):
         held_out.record(out.params, out.steps_run)
     rec = {k: np.stack([r[k] for _, r in held_out.records]) for k in held_out.records[0][1]}

@@ -1,0 +1,179 @@
+"""Paper-scale units that survive being stopped, and train where the engine says: lib.train.train_ensemble_resumable,
+lib.train.fast_train.run_fast(checkpoint=...), lib.core.unit_context and the engine's run_unit.
+
+Properties: the resumable trainer is train_ensemble step for step (bit for bit, with early stops, a schedule, weight
+decay and SGD); a unit killed by SIGKILL mid-run and started again ends with the numbers of the run never stopped;
+a checkpoint of another run is refused and an unreadable one recomputed; the engine removes a finished unit's
+checkpoint and records its device; a bad device is refused before anything runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing as mp
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from lib.core.unit_context import UnitContext, current_unit, unit_device, unit_running
+from lib.tasks import LinearMapTask
+from lib.train import AdamConfig, Checkpoint, GPTRunConfig, Member, train_ensemble, train_ensemble_resumable
+from lib.train.fast_train import FastRunConfig, run_fast
+
+
+def _problem(E=3, n=40, d=5, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X, y = torch.randn(E, n, d, generator=g), torch.randn(E, n, generator=g)
+    y[1] *= 1e-3  # member 1 is nearly solved at zero: the stopping callback freezes it early
+
+    def loss_fn(p, step):
+        return ((torch.einsum("end,ed->en", X, p["w"]) + p["b"] - y) ** 2).mean(1)
+
+    return {"w": torch.zeros(E, d), "b": torch.zeros(E, 1)}, loss_fn
+
+
+def _stop_small(p, step):  # freeze the members whose bias is tiny (member 1, at its first check point after 0)
+    return (p["b"][:, 0].abs() < 1e-3) & torch.tensor(step > 0)
+
+
+def _same(a, b):
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, dict):
+            assert x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x), f.name
+        elif isinstance(x, torch.Tensor):
+            assert torch.equal(x, y) or (x.isnan() == y.isnan()).all() and torch.equal(x.nan_to_num(), y.nan_to_num())
+        else:
+            assert x == y, f.name
+
+
+@pytest.mark.parametrize(
+    "adam",
+    [
+        AdamConfig(lr=0.05, steps=90, check_every=10),
+        AdamConfig(lr=0.05, steps=90, check_every=10, tol=1e-3, lr_final=1e-3),
+        AdamConfig(lr=0.05, steps=90, check_every=7, weight_decay=0.1),
+        AdamConfig(lr=0.05, steps=90, check_every=10, optimizer="sgd"),
+    ],
+)
+def test_the_resumable_trainer_is_train_ensemble_bit_for_bit(adam, tmp_path):
+    params, loss_fn = _problem()
+    plain = train_ensemble(params, loss_fn, adam, on_check=_stop_small)
+    _same(train_ensemble_resumable(params, loss_fn, adam, on_check=_stop_small), plain)
+    ck = Checkpoint(tmp_path / "ck.pt", every=20)
+    _same(train_ensemble_resumable(params, loss_fn, adam, on_check=_stop_small, checkpoint=ck), plain)
+    saved = torch.load(ck.path, weights_only=False)["step"]  # the last checkpoint written
+    assert saved % 20 == 0 and 0 < saved <= plain.steps_run
+    # started again from that checkpoint (the steps after it recomputed), the same run to the bit
+    _same(train_ensemble_resumable(params, loss_fn, adam, on_check=_stop_small, checkpoint=ck), plain)
+
+
+def _run(steps=400, **kw):
+    task = LinearMapTask(4, 1, seed=0, distinct=True)
+    members = (Member(task, seed=0), Member(task, seed=1, bias=4.0))  # the biased member stops early
+    base = dict(members=members, n_heads=2, d_head=4, tokens_per_step=256, steps=steps, lr=1e-2, eval_every=20)
+    return FastRunConfig(GPTRunConfig(**{**base, "eval_tokens": 256, "stop_below": 0.05, **kw}), "fp32")
+
+
+def _arrays(run):
+    out = {
+        f.name: getattr(run, f.name) for f in dataclasses.fields(run) if isinstance(getattr(run, f.name), np.ndarray)
+    }
+    return {**out, **{f"params.{k}": v for k, v in run.params.items()}, "steps_run": run.steps_run}
+
+
+def _train_until_killed(cfg, path, every):
+    torch.set_num_threads(1)
+    run_fast(cfg, checkpoint=path, checkpoint_every=every)
+
+
+def test_a_unit_killed_mid_run_resumes_to_the_numbers_of_one_never_stopped(tmp_path):
+    torch.set_num_threads(1)
+    cfg, path = _run(), tmp_path / "unit.pt"
+    whole = _arrays(run_fast(cfg))
+    proc = mp.get_context("spawn").Process(target=_train_until_killed, args=(cfg, path, 40))
+    proc.start()
+    deadline = time.monotonic() + 120
+    while not path.exists() and proc.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join()
+    assert proc.exitcode == -signal.SIGKILL, "the run ended before it could be killed: make it longer"
+    stopped_at = torch.load(path, weights_only=False)["step"]
+    assert 0 < stopped_at < cfg.run.steps
+    resumed = _arrays(run_fast(cfg, checkpoint=path, checkpoint_every=40))
+    assert resumed.keys() == whole.keys()
+    for k in whole:
+        assert np.array_equal(resumed[k], whole[k]), k  # every evaluation, weight and the step count, to the bit
+
+
+def test_a_checkpoint_of_another_run_is_refused_and_an_unreadable_one_recomputed(tmp_path):
+    path = tmp_path / "unit.pt"
+    run_fast(_run(steps=60), checkpoint=path, checkpoint_every=20)
+    with pytest.raises(ValueError, match=f"checkpoint {path} belongs to another run"):
+        run_fast(_run(steps=60, d_head=8), checkpoint=path, checkpoint_every=20)
+    path.write_bytes(b"not a checkpoint")
+    with pytest.warns(UserWarning, match="unreadable"):
+        again = _arrays(run_fast(_run(steps=60), checkpoint=path, checkpoint_every=20))
+    assert all(np.array_equal(again[k], v) for k, v in _arrays(run_fast(_run(steps=60))).items())
+    with pytest.raises(ValueError, match="both state and restore"):
+        Checkpoint(path, state=lambda: None)
+    with pytest.raises(ValueError, match="every must be an int >= 1"):
+        Checkpoint(path, every=0)
+
+
+def test_the_engine_runs_a_unit_in_its_context_and_removes_its_checkpoint(tmp_path, monkeypatch):
+    from lib.studies._study import run_unit, unit, unit_key
+
+    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("BOOK_CHECKPOINT_EVERY", "20")
+    monkeypatch.setenv("BOOK_UNIT_DEVICE", "cpu")
+    u = unit("lib.studies._units:fast_curves", _run(steps=60))
+    seen = []
+    import lib.studies._units as units
+
+    real = units.run_fast
+    monkeypatch.setattr(units, "run_fast", lambda cfg, **kw: (seen.append(kw), real(cfg, **kw))[1])
+    out = run_unit(u)
+    assert seen == [
+        {"device": "cpu", "checkpoint": tmp_path / "checkpoints" / f"{unit_key(u)}.pt", "checkpoint_every": 20}
+    ]
+    assert out["machine"]["device"] == "cpu" and not (tmp_path / "checkpoints" / f"{unit_key(u)}.pt").exists()
+    assert out["value"]["steps"] == [0, 20, 40, 60] or out["value"]["steps_run"] <= 60
+    assert current_unit() == UnitContext()  # outside a unit: the CPU, no checkpoint
+    monkeypatch.setenv("BOOK_CHECKPOINT_EVERY", "0")  # no checkpoints: nothing written
+    run_unit(u)
+    assert not (tmp_path / "checkpoints").exists() or not any((tmp_path / "checkpoints").iterdir())
+
+
+def test_a_bad_device_or_interval_is_refused_before_anything_runs(monkeypatch, capsys):
+    from lib.studies.__main__ import main
+
+    monkeypatch.setenv("BOOK_UNIT_DEVICE", "tpu")
+    with pytest.raises(ValueError, match="BOOK_UNIT_DEVICE must be auto, cpu, cuda or cuda:N, got 'tpu'"):
+        unit_device()
+    monkeypatch.setenv("BOOK_UNIT_DEVICE", "auto")
+    assert unit_device() == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(SystemExit):
+        main(["run", "b-random", "--device", "tpu"])
+    assert "BOOK_UNIT_DEVICE must be" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="device must be 'cpu'"):
+        UnitContext(device="tpu")
+    with pytest.raises(ValueError, match="every must be an int >= 1"):
+        UnitContext(every=0)
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit):
+            main(["run", "b-random", "--device", "cuda"])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_unit_on_the_gpu_follows_the_cpu_run_and_resumes():
+    cpu = run_fast(_run(steps=100))
+    with unit_running(UnitContext(device="cuda")):
+        from lib.studies._units import fast_curves
+
+        gpu = fast_curves(_run(steps=100))
+    np.testing.assert_allclose(np.array(gpu["pred_loss"]), cpu.pred_loss, atol=1e-4)
