@@ -153,3 +153,19 @@ def test_a_tolerance_never_excuses_a_different_integer():
     assert not _within({"a": [1.0]}, {"a": [1.0, 2.0]}, 1.0)
     with pytest.raises(ValueError, match="tolerance must be"):
         equate(_study(), lambda funcs: {}, tolerance=1.0)
+
+
+def test_units_of_another_cpu_model_are_kept_when_both_codes_agree_to_the_bit_here(committed):
+    data, then = committed
+    _on_another_cpu_model(data)
+    now, numerics = _study(numerics="refactored"), lambda funcs: {f: then for f in funcs}
+    shifted = _shifted(1e-6)  # the committed values came from another CPU model: here they differ in the last bits
+    moved = lambda i: _same_code(now.units[i])["value"] | {"y": _same_code(now.units[i])["value"]["y"] + 0.5}  # noqa
+    with pytest.raises(NotNeutral, match="computed here by the code of then and of now differs"):
+        equate(now, numerics, data_dir=data, recompute=shifted, then_here=moved)  # the edit changed a number
+    assert committed_units(now, data) == {}
+    same = lambda i: shifted(now.units[i])["value"]  # noqa: E731  (the code of then, here: the same bits as now)
+    out = equate(now, numerics, data_dir=data, recompute=shifted, then_here=same)
+    assert out["renamed"] == 4 and out["verified"][0]["method"] == "then and now computed here, equal to the bit"
+    assert out["verified"][0]["committed_max_diff"] == pytest.approx(1e-6)  # recorded, not judged
+    assert published("squares", data)["equated"] == out["verified"] and len(committed_units(now, data)) == 4

@@ -7,7 +7,7 @@ Usage::
                                  [--device auto|cpu|cuda] [--checkpoint-every N]
     python -m lib.studies run NAME@K ...         # the same study with every seed moved by K (a second seed set)
     python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
-    python -m lib.studies equate [NAME ...] [--since REV] [--tolerance TOL]  # after a refactor: re-key
+    python -m lib.studies equate [NAME ...] [--since REV] [--tolerance TOL | --then-here]  # re-key
     python -m lib.studies rekey --legacy-root DIR  # cache format 1 -> 2 (lib.studies.rekey; done, idempotent)
 """
 
@@ -76,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="verify on a unit of another CPU model of the same ISA level within this absolute tolerance (recorded)",
     )
+    eq.add_argument(
+        "--then-here",
+        action="store_true",
+        help="where no unit was computed on a machine like this one, compute the cheapest by the code of --since and "
+        "of now, here, and require equal bits (recorded)",
+    )
     rk = sub.add_parser("rekey", help="re-key data/ from cache format 1 to format 2 (idempotent)")
     rk.add_argument("--legacy-root", required=True, help="a checkout of the last format-1 commit (132c8b1)")
     args = parser.parse_args(argv)
@@ -87,15 +93,19 @@ def main(argv: list[str] | None = None) -> int:
         from pathlib import Path
 
         from ..core.env import DATA_DIR
-        from ._equate import NotNeutral, equate, numerics_at
+        from ._equate import NotNeutral, equate, numerics_at, value_at
 
         root = Path(__file__).resolve().parents[2]
         names = args.names or sorted(p.stem for p in (Path(DATA_DIR) / "paper").glob("*.json"))
         failed = 0
         for name in names:
             try:
+                then_here = (lambda i, name=name: value_at(root, args.since, name, i)) if args.then_here else None
                 out = equate(
-                    make_study(name), lambda funcs: numerics_at(root, args.since, funcs), tolerance=args.tolerance
+                    make_study(name),
+                    lambda funcs: numerics_at(root, args.since, funcs),
+                    tolerance=args.tolerance,
+                    then_here=then_here,
                 )
             except NotNeutral as err:
                 failed += 1

@@ -28,11 +28,19 @@ when every integer of the value (steps, exit steps, counts) is equal and every f
 is a weaker proof than bit identity, so it is opt-in, and the record says so: each such verification is appended to
 the study's ``equated`` list (the function, the unit, the tolerance, the largest difference found and both
 machines), which the published record keeps.
+
+**Both codes on this machine** (``--then-here``). Where no committed unit of a function was computed on a machine
+like this one, the cheapest committed unit may instead be computed here twice, by the code of ``REV`` (in its
+temporary worktree, a fresh process) and by the code of now; the units are re-filed when the two values are equal
+*exactly*. That proves what a re-key needs, that the edit changed no number, on this machine; the committed value
+itself was computed elsewhere and is not compared. Also opt-in and recorded in ``equated`` (the unit, both machines,
+and the largest difference between the value here and the committed one, for information).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -51,7 +59,7 @@ from ._paper_scale import (
 )
 from ._study import StudyUnit, run_unit, unit_key
 
-__all__ = ["NotNeutral", "equate", "numerics_at"]
+__all__ = ["NotNeutral", "equate", "numerics_at", "value_at"]
 
 #: The fields of a unit's recorded machine that decide its float results (``cpus`` does not; ``threads`` is 1).
 MACHINE_FIELDS = ("arch", "cpu", "isa", "cpu_capability", "torch")
@@ -118,6 +126,40 @@ def _recompute(u: StudyUnit) -> dict:
         return pool.submit(run_unit, u).result()
 
 
+def value_at(root: str | Path, rev: str, study_name: str, index: int) -> dict:
+    """The value of unit ``index`` of study ``study_name`` computed by the code of git revision ``rev`` on this
+    machine (a temporary worktree, a fresh interpreter with one torch thread), after the JSON round trip."""
+    script = (
+        "import json, os, sys\n"
+        "os.environ['BOOK_PROGRESS'] = '0'\n"
+        "import torch\n"
+        "torch.set_num_threads(1)\n"
+        "from lib.studies.paper import make_study\n"
+        "from lib.studies._study import run_unit\n"
+        "u = make_study(sys.argv[1]).units[int(sys.argv[2])]\n"
+        "print(json.dumps(run_unit(u)['value']))\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp) / "then"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(where), rev], cwd=root, check=True, capture_output=True
+        )
+        try:
+            out = subprocess.run(
+                [sys.executable, "-c", script, study_name, str(index)],
+                cwd=where,
+                check=True,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "BOOK_CACHE": "0", "BOOK_CHECKPOINT_EVERY": "0"},
+            )
+        except subprocess.CalledProcessError as err:
+            raise NotNeutral(f"could not compute unit {index} of {study_name} at {rev}: {err.stderr[-500:]}") from None
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=root, capture_output=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def equate(
     study: PaperStudy,
     numerics_then: Callable[[list[str]], dict[str, str]],
@@ -126,6 +168,7 @@ def equate(
     here: dict | None = None,
     recompute: Callable[[StudyUnit], dict] = _recompute,
     tolerance: float | None = None,
+    then_here: Callable[[int], dict] | None = None,
 ) -> dict:
     """Re-file ``study``'s committed units under the current code's keys where the code computes the same numbers.
 
@@ -144,6 +187,10 @@ def equate(
         Where no committed unit of a function was computed on a machine like this one, verify on one of another CPU
         model of the same ISA level (:data:`KIN_FIELDS`) within this absolute tolerance (module docstring), and
         record it; ``None`` (default): bit identity only.
+    then_here : callable, optional
+        ``unit index -> value`` computed here by the code that computed the committed units (:func:`value_at`):
+        where no committed unit was computed on a machine like this one, the cheapest unit is computed here by both
+        codes and must agree exactly (module docstring), and that is recorded.
 
     Returns
     -------
@@ -189,6 +236,8 @@ def equate(
         candidates, fields = cheapest(MACHINE_FIELDS), MACHINE_FIELDS
         if not candidates and tolerance is not None:
             candidates, fields = cheapest(KIN_FIELDS), KIN_FIELDS
+        if not candidates and then_here is not None:  # both codes here: the committed value is not compared
+            candidates, fields = cheapest(KIN_FIELDS), None
         if not candidates:
             raise NotNeutral(
                 f"{study.name}: no committed unit of {func} was computed on a machine like this one "
@@ -197,6 +246,27 @@ def equate(
             )
         key, u = candidates[0]
         got = recompute(u)
+        if fields is None:
+            index = study.units.index(u)
+            then_value, new = then_here(index), json.loads(json.dumps(got["value"]))
+            if new != then_value:
+                raise NotNeutral(
+                    f"{study.name}: unit {key} of {func} computed here by the code of then and of now differs "
+                    f"(max |difference| {_max_diff(new, then_value):.3g}): its numerics changed; rerun the study"
+                )
+            verified.append(
+                {
+                    "func": func,
+                    "unit": key,
+                    "cpu_seconds": round(saved[key]["cpu_seconds"], 1),
+                    "method": "then and now computed here, equal to the bit",
+                    "committed_max_diff": _max_diff(new, saved[key]["value"]),
+                    "then": {f: saved[key]["machine"].get(f) for f in MACHINE_FIELDS},
+                    "here": {f: got["machine"].get(f) for f in MACHINE_FIELDS},
+                }
+            )
+            renames.update({k: unit_key(u) for k, u in present})
+            continue
         if not _alike(saved[key]["machine"], got["machine"], fields):
             raise NotNeutral(
                 f"{study.name}: the cheapest unit of {func} was computed on {saved[key]['machine']}, this machine is "
@@ -222,7 +292,7 @@ def equate(
         verified.append(done)
         renames.update({k: unit_key(u) for k, u in present})
     if renames:
-        _refile(study, renames, data_dir, [v for v in verified if "tolerance" in v])
+        _refile(study, renames, data_dir, [v for v in verified if "tolerance" in v or "method" in v])
     return {"study": study.name, "renamed": len(renames), "verified": verified, "unchanged": unchanged}
 
 
