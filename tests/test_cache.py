@@ -279,6 +279,8 @@ def test_publish_and_verify_manifest(cache, tmp_path):
     assert len(calls) == 1
 
     (data / ".publish.lock").write_bytes(b"")  # a hidden file (lock, temporary) is not a result
+    (data / "paper" / ".checkpoints").mkdir(parents=True)
+    (data / "paper" / ".checkpoints" / "unit.pt").write_bytes(b"x")  # nor a unit's checkpoint in a hidden folder
     (data / "stray.bin").write_bytes(b"x")
     assert [p for p in verify_manifest(data) if "not in manifest.json" in p] == [
         "stray.bin: committed under data/ but not in manifest.json"

@@ -169,3 +169,17 @@ def test_units_of_another_cpu_model_are_kept_when_both_codes_agree_to_the_bit_he
     assert out["renamed"] == 4 and out["verified"][0]["method"] == "then and now computed here, equal to the bit"
     assert out["verified"][0]["committed_max_diff"] == pytest.approx(1e-6)  # recorded, not judged
     assert published("squares", data)["equated"] == out["verified"] and len(committed_units(now, data)) == 4
+
+
+def test_an_older_record_without_a_cpu_model_is_compared_by_both_codes_here(committed):
+    data, then = committed
+    path = data / "paper" / "squares.json"
+    record = json.loads(path.read_text())
+    for u in record["units"].values():
+        u["machine"] = {k: v for k, v in u["machine"].items() if k not in ("cpu", "isa")}  # as older records are
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    now, numerics, shifted = _study(numerics="refactored"), lambda funcs: {f: then for f in funcs}, _shifted(1e-6)
+    with pytest.raises(NotNeutral, match="differently from the committed value"):  # tried for bit identity: fails
+        equate(now, numerics, data_dir=data, recompute=shifted)
+    out = equate(now, numerics, data_dir=data, recompute=shifted, then_here=lambda i: shifted(now.units[i])["value"])
+    assert out["renamed"] == 4 and out["verified"][0]["method"].startswith("then and now")

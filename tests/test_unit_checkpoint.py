@@ -128,7 +128,8 @@ def test_a_checkpoint_of_another_run_is_refused_and_an_unreadable_one_recomputed
 def test_the_engine_runs_a_unit_in_its_context_and_removes_its_checkpoint(tmp_path, monkeypatch):
     from lib.studies._study import run_unit, unit, unit_key
 
-    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BOOK_CHECKPOINT_DIR", str(tmp_path / "checkpoints"))
     monkeypatch.setenv("BOOK_CHECKPOINT_EVERY", "20")
     monkeypatch.setenv("BOOK_UNIT_DEVICE", "cpu")
     u = unit("lib.studies._units:fast_curves", _run(steps=60))

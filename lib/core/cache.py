@@ -426,8 +426,9 @@ def load_committed(func: Callable, config: Any, *, cache: Cache | None = None) -
 
 def verify_manifest(data_dir: str | Path = DATA_DIR) -> list[str]:
     """Problems with the committed results: missing, resized or altered files, files not in the manifest,
-    entries without a regenerating command. An empty list means all is well. Hidden files (a name starting with a
-    dot: the publishing lock, a temporary file before its rename) are not results and are not reported."""
+    entries without a regenerating command. An empty list means all is well. Hidden files and folders (a name
+    starting with a dot: the publishing lock, a temporary file before its rename, the checkpoints of units in flight)
+    are not results and are not reported."""
     data_dir = Path(data_dir)
     manifest = _read_manifest(data_dir)
     problems = []
@@ -448,7 +449,7 @@ def verify_manifest(data_dir: str | Path = DATA_DIR) -> list[str]:
         rel = path.relative_to(data_dir).as_posix()
         if (
             path.is_file()
-            and not path.name.startswith(".")
+            and not any(part.startswith(".") for part in path.relative_to(data_dir).parts)
             and rel not in listed
             and rel not in (MANIFEST, "README.md")
         ):

@@ -6,7 +6,8 @@ checkpoint is the same unit, and the engine records the device it ran on beside 
 
 Environment (read by :func:`unit_device` and :func:`checkpoint_every` in the engine's process, inherited by its
 workers): ``BOOK_UNIT_DEVICE`` (``auto``: CUDA when present, else the CPU; or ``cpu``, ``cuda``, ``cuda:N``) and
-``BOOK_CHECKPOINT_EVERY`` (optimiser steps between checkpoints, default 500; 0 disables checkpoints).
+``BOOK_CHECKPOINT_EVERY`` (optimiser steps between checkpoints, default 500; 0 disables checkpoints) and
+``BOOK_CHECKPOINT_DIR`` (default ``data/paper/.checkpoints``).
 """
 
 from __future__ import annotations
@@ -91,8 +92,12 @@ def checkpoint_every() -> int:
 
 
 def checkpoint_dir() -> Path:
-    """Where units keep their checkpoints: ``checkpoints/`` in the results cache's folder (``BOOK_CACHE_DIR``, or
-    ``build/cache``)."""
-    from .cache import default_cache
+    """Where units keep their checkpoints: ``BOOK_CHECKPOINT_DIR``, by default ``data/paper/.checkpoints/``, beside
+    the published units, so that the checkpoints of units in flight can be committed when a session ends and a
+    later run on another machine resumes them (a hidden folder: not a result, not in the data manifest)."""
+    raw = os.environ.get("BOOK_CHECKPOINT_DIR", "").strip()
+    if raw:
+        return Path(raw)
+    from .env import DATA_DIR
 
-    return Path(default_cache().directory) / "checkpoints"
+    return Path(DATA_DIR) / "paper" / ".checkpoints"

@@ -30,7 +30,8 @@ the study's ``equated`` list (the function, the unit, the tolerance, the largest
 machines), which the published record keeps.
 
 **Both codes on this machine** (``--then-here``). Where no committed unit of a function was computed on a machine
-like this one, the cheapest committed unit may instead be computed here twice, by the code of ``REV`` (in its
+like this one (or the cheapest unit's record names no CPU model and its bits differ here), the cheapest committed
+unit may instead be computed here twice, by the code of ``REV`` (in its
 temporary worktree, a fresh process) and by the code of now; the units are re-filed when the two values are equal
 *exactly*. That proves what a re-key needs, that the edit changed no number, on this machine; the committed value
 itself was computed elsewhere and is not compared. Also opt-in and recorded in ``equated`` (the unit, both machines,
@@ -246,6 +247,10 @@ def equate(
             )
         key, u = candidates[0]
         got = recompute(u)
+        unknown_model = "cpu" not in saved[key]["machine"]  # an older record: its CPU model may not be this one
+        differs = json.loads(json.dumps(got["value"])) != saved[key]["value"]
+        if fields is MACHINE_FIELDS and unknown_model and differs and then_here is not None:
+            fields = None  # the bits may be another CPU model's: compare the two codes here instead
         if fields is None:
             index = study.units.index(u)
             then_value, new = then_here(index), json.loads(json.dumps(got["value"]))

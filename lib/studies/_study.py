@@ -109,9 +109,9 @@ def unit_key(u: StudyUnit) -> str:
 def run_unit(u: StudyUnit) -> dict:
     """Compute one unit: ``{"value": func(config), "cpu_seconds", "wall_seconds", "machine"}`` (``machine`` names
     the device it trained on). The unit runs in the context of :mod:`lib.core.unit_context`: on
-    ``BOOK_UNIT_DEVICE``'s device, checkpointing to ``checkpoints/<unit key>.pt`` in the results cache's folder
-    every ``BOOK_CHECKPOINT_EVERY`` steps and resuming from there when it was stopped; the file is removed once the
-    unit is done.
+    ``BOOK_UNIT_DEVICE``'s device, checkpointing to ``<unit key>.pt`` in ``BOOK_CHECKPOINT_DIR`` (default
+    ``data/paper/.checkpoints``) every ``BOOK_CHECKPOINT_EVERY`` steps and resuming from there when it was stopped;
+    the file is removed once the unit is done.
 
     ``ValueError`` when the code of ``func`` has changed since the unit was defined (a unit keyed by old code must
     not be computed by new code)."""
