@@ -178,3 +178,19 @@ def test_a_unit_on_the_gpu_follows_the_cpu_run_and_resumes():
 
         gpu = fast_curves(_run(steps=100))
     np.testing.assert_allclose(np.array(gpu["pred_loss"]), cpu.pred_loss, atol=1e-4)
+
+
+def test_a_bfloat16_unit_is_refused_where_the_cpu_emulates_bfloat16(monkeypatch):
+    import lib.core.env as env
+    from lib.studies._study import check_precision, unit
+
+    bf16, fp32 = (
+        unit("lib.studies._units:fast_curves", dataclasses.replace(_run(), precision=p)) for p in ("bf16", "fp32")
+    )
+    monkeypatch.setattr(env, "native_bf16", lambda: False)
+    with pytest.raises(ValueError, match="trains in bfloat16, which this CPU emulates"):
+        check_precision(bf16, "cpu")
+    check_precision(fp32, "cpu")  # float32 runs anywhere
+    check_precision(bf16, "cuda")  # a GPU has bfloat16
+    monkeypatch.setattr(env, "native_bf16", lambda: True)
+    check_precision(bf16, "cpu")  # a CPU with AVX-512 BF16 or AMX
