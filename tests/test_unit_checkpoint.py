@@ -194,3 +194,91 @@ def test_a_bfloat16_unit_is_refused_where_the_cpu_emulates_bfloat16(monkeypatch)
     check_precision(bf16, "cuda")  # a GPU has bfloat16
     monkeypatch.setattr(env, "native_bf16", lambda: True)
     check_precision(bf16, "cpu")  # a CPU with AVX-512 BF16 or AMX
+
+
+# ------------------------------------------------------------------ stacks: units of one shape trained as one run
+def _fast_unit(seed, bias=0.0, d_head=4):
+    from lib.studies._study import unit
+
+    cfg = _run(steps=200, d_head=d_head)
+    member = Member(cfg.run.members[0].task, seed=seed, bias=bias)
+    return unit(
+        "lib.studies._units:fast_curves", dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, members=(member,)))
+    )
+
+
+def test_units_of_one_shape_are_gathered_into_stacks_of_at_most_k():
+    from lib.studies._stack import UnitStack, make_stacks, stackable
+
+    a = [_fast_unit(k) for k in range(3)]
+    b = [_fast_unit(k, d_head=8) for k in range(2)]
+    other = dataclasses.replace(a[0], func="sweep_helpers:square_or_die")  # another function: never stacked
+    assert stackable(a[0]) == stackable(a[2]) != stackable(b[0]) and stackable(other) is None
+    got = make_stacks([a[0], b[0], other, a[1], b[1], a[2]], 2)
+    assert got == [UnitStack((a[0], a[1])), UnitStack((b[0], b[1])), other, UnitStack((a[2],))]
+    assert make_stacks(a, 1) == a
+    with pytest.raises(ValueError, match="stack size must be an int >= 1"):
+        make_stacks(a, 0)
+    with pytest.raises(ValueError, match="one shape"):
+        UnitStack((a[0], b[0]))
+
+
+def test_a_stacked_members_curves_are_cut_to_its_run_alone():
+    from lib.studies._stack import split_stack
+
+    loss, pred = [[2, 2], [1, 1.5], [0.5, 1.2], [0.5, 1.1]], [[1, 1], [0.04, 0.9], [0.04, 0.8], [0.04, 0.7]]
+    value = {"steps": [0, 20, 40, 60], "loss": loss, "pred_loss": pred, "steps_run": 60}  # member 0 stops at 20
+    assert split_stack(value, 0, 0.05) == {
+        "steps": [0, 20],
+        "loss": [[2], [1]],
+        "pred_loss": [[1], [0.04]],
+        "steps_run": 20,
+    }
+    assert split_stack(value, 1, 0.05)["steps"] == [0, 20, 40, 60] and split_stack(value, 1, 0.05)["steps_run"] == 60
+    value["loss"][2][1] = float("nan")
+    with pytest.raises(ValueError, match="non-finite"):
+        split_stack(value, 1, 0.05)
+
+
+def test_a_stack_gives_each_unit_the_value_it_has_alone(tmp_path, monkeypatch):
+    from lib.studies._stack import UnitStack, run_stack
+    from lib.studies._study import run_unit
+
+    monkeypatch.setenv("BOOK_CHECKPOINT_DIR", str(tmp_path))
+    units = (_fast_unit(0), _fast_unit(1, bias=4.0), _fast_unit(2))  # the biased member stops early
+    alone = [run_unit(u) for u in units]
+    stacked = run_stack(UnitStack(units))
+    assert [s["machine"]["stacked"] for s in stacked] == [3, 3, 3] and not any(tmp_path.iterdir())
+    assert alone[1]["value"]["steps_run"] < 200  # the early stop is cut back to the unit's own
+    for a, s in zip(alone, stacked):
+        a, s = a["value"], s["value"]
+        assert a["steps"] == s["steps"] and a["steps_run"] == s["steps_run"]
+        np.testing.assert_allclose(s["pred_loss"], a["pred_loss"], rtol=0, atol=1e-5)
+        np.testing.assert_allclose(s["loss"], a["loss"], rtol=0, atol=1e-5)
+
+
+def test_a_study_run_in_stacks_publishes_every_unit_as_its_own(tmp_path, monkeypatch):
+    import json
+
+    from lib.core.cache import Cache
+    from lib.studies._paper_scale import PaperStudy, run_study
+
+    monkeypatch.setenv("BOOK_CHECKPOINT_DIR", str(tmp_path / "ck"))
+    units = tuple(_fast_unit(k, bias=4.0 * (k == 1)) for k in range(3))
+    study = PaperStudy("stacked", ("B-random",), "three tiny units (a test)", units, "sweep_helpers:summarize_losses")
+    data = {}
+    for stack in (1, 2):
+        data[stack] = tmp_path / f"data{stack}"
+        data[stack].mkdir()
+        (data[stack] / "manifest.json").write_text(json.dumps({"files": {}}))
+        cache = Cache(tmp_path / f"cache{stack}", enabled=True)
+        record = run_study(study, workers=1, cache=cache, data_dir=data[stack], stack=stack)
+        assert (record["done"], record["of"]) == (3, 3)
+    alone, stacked = (json.loads((data[k] / "paper" / "stacked.json").read_text())["units"] for k in (1, 2))
+    assert alone.keys() == stacked.keys()  # the same units, filed under the same keys
+    assert sorted(u["machine"].get("stacked", 1) for u in stacked.values()) == [1, 2, 2]  # a stack of 2, one alone
+    for key in alone:
+        a, s = alone[key]["value"], stacked[key]["value"]
+        assert a["steps"] == s["steps"] and np.allclose(a["pred_loss"], s["pred_loss"], rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="stack must be an int >= 1"):
+        run_study(study, workers=1, data_dir=data[1], stack=0)

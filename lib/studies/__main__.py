@@ -4,7 +4,7 @@ Usage::
 
     python -m lib.studies list                   # the registered paper-scale studies and what is published
     python -m lib.studies run NAME [--scheduler tcp://HOST:PORT] [--workers N] [--limit K | --only I,J]
-                                 [--device auto|cpu|cuda] [--checkpoint-every N]
+                                 [--device auto|cpu|cuda] [--stack K] [--checkpoint-every N]
     python -m lib.studies run NAME@K ...         # the same study with every seed moved by K (a second seed set)
     python -m lib.studies publish NAME           # publish what the results cache holds (computes nothing)
     python -m lib.studies equate [NAME ...] [--since REV] [--tolerance TOL | --then-here]  # re-key
@@ -58,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         "--device",
         default=None,
         help="where units of the fast trainer train: auto (CUDA when present; the default), cpu, cuda or cuda:N",
+    )
+    run.add_argument(
+        "--stack",
+        type=int,
+        default=1,
+        help="train up to K units of one shape as one run on the member axis (for a GPU; default 1: each alone)",
     )
     run.add_argument(
         "--checkpoint-every",
@@ -146,7 +152,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         record = run_study(
-            make_study(args.name), scheduler=args.scheduler, workers=args.workers, limit=args.limit, only=args.only
+            make_study(args.name),
+            scheduler=args.scheduler,
+            workers=args.workers,
+            limit=args.limit,
+            only=args.only,
+            stack=args.stack,
         )
     print(json.dumps({k: record[k] for k in ("study", "done", "of", "cpu_hours", "cpu_capability")}))
     return 0

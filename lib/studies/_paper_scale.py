@@ -231,8 +231,27 @@ class _Publishing(Cache):
         super().__init__(cache.directory, data_dir=cache.data_dir, enabled=cache.enabled)
         self._after = after
 
+    def load(self, func, config):
+        from ._stack import UnitStack, run_task
+
+        if func is not run_task:
+            return super().load(func, config)
+        if not isinstance(config, UnitStack):  # a unit alone: filed under run_unit, as publish reads it
+            return super().load(run_unit, config)
+        got = [super(_Publishing, self).load(run_unit, u) for u in config.units]
+        return (True, [v for _, v in got]) if all(hit for hit, _ in got) else (False, None)
+
     def store(self, func, config, value, *, cost=None):
-        path = super().store(func, config, value, cost=cost)
+        from ._stack import UnitStack, run_task
+
+        if func is not run_task:
+            path = super().store(func, config, value, cost=cost)
+        elif isinstance(config, UnitStack):  # each unit of a stack filed as its own, as publish reads it
+            path = None
+            for u, v in zip(config.units, value):
+                path = super().store(run_unit, u, v)
+        else:
+            path = super().store(run_unit, config, value, cost=cost)
         self._after()
         return path
 
@@ -247,6 +266,7 @@ def run_study(
     cache: Cache | None = None,
     data_dir: Path | str = DATA_DIR,
     publish_to_data: bool = True,
+    stack: int = 1,
 ) -> dict:
     """Compute the study's missing units (of its first ``limit`` units, or of the units at the indices ``only``, or
     all) and publish what is done, after every unit (so a study stopped at any point keeps what it computed, under
@@ -254,7 +274,11 @@ def run_study(
 
     A unit is done when its result is committed (:func:`committed_units`) or in the results cache. Returns the
     published record (:func:`publish`). Units that fail are reported by :class:`lib.SweepError` after every success
-    has been stored."""
+    has been stored.
+
+    ``stack`` > 1 trains up to that many units of one shape as one run (:mod:`lib.studies._stack`; for a GPU), each
+    filed and published as its own unit."""
+    from ._stack import make_stacks, run_task
     from ._sweep import run_sweep
 
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
@@ -267,6 +291,8 @@ def run_study(
         if bad or not only:
             raise ValueError(f"only must name unit indices 0..{len(study.units) - 1} of {study.name}, got {only!r}")
         chosen = [study.units[i] for i in sorted(set(only))]
+    if isinstance(stack, bool) or not isinstance(stack, int) or stack < 1:
+        raise ValueError(f"stack must be an int >= 1, got {stack!r}")
     cache = cache or default_cache()
     done = committed_units(study, data_dir)
     todo = [u for u in chosen if unit_key(u) not in done]
@@ -274,7 +300,11 @@ def run_study(
         executor, close = executor_for(scheduler, workers)
         publishing = _Publishing(cache, lambda: publish(study, cache=cache, data_dir=data_dir, write=publish_to_data))
         try:
-            run_sweep(run_unit, todo, executor=executor, cache=publishing, max_workers=workers, desc=study.name)
+            if stack == 1:
+                run_sweep(run_unit, todo, executor=executor, cache=publishing, max_workers=workers, desc=study.name)
+            else:
+                tasks = make_stacks(todo, stack)
+                run_sweep(run_task, tasks, executor=executor, cache=publishing, max_workers=workers, desc=study.name)
         finally:
             close()
     return publish(study, cache=cache, data_dir=data_dir, write=publish_to_data)
