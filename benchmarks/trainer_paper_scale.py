@@ -23,6 +23,11 @@ time; above 1 the project's trainer is ahead of the plain loop. The bfloat16 tra
 bfloat16 dot products in hardware (AVX-512 BF16 or AMX; printed), where its speed-up is printed on a line of its own;
 without them bfloat16 runs emulated, many times slower than float32, and is skipped.
 
+Then it profiles both float32 trainers over a few steps and prints where the time goes, by operator family: the
+project's trainer computes the LayerNorm affine as a separate stacked ``addcmul`` (per-member gains cannot go into
+``F.layer_norm``), the embedding as a ``gather`` (a ``scatter_add`` backward) and evaluates on the held-out batch;
+changing any of these changes its float results, and with them the committed paper-scale units.
+
     python benchmarks/trainer_paper_scale.py [--steps 40] [--rounds 3]
 """
 
@@ -150,6 +155,31 @@ def matmul_rate(dtype=torch.float32, n: int = 1024, reps: int = 20) -> float:
     return 2.0 * n**3 * reps / (time.process_time() - t0)
 
 
+#: Operator families of the time breakdown (aten names; the rest is "other").
+FAMILIES = {
+    "matrix products": ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"),
+    "layer norm and its affine": ("aten::native_layer_norm", "aten::native_layer_norm_backward", "aten::addcmul"),
+    "embedding": ("aten::gather", "aten::scatter_add_", "aten::embedding_dense_backward", "aten::index_select"),
+    "softmax": ("aten::_softmax", "aten::_softmax_backward_data"),
+    "GELU": ("aten::gelu", "aten::gelu_backward"),
+    "copies and layout": ("aten::copy_", "aten::cat", "aten::clone"),
+    "reductions (sum)": ("aten::sum",),
+}
+
+
+def breakdown(train, steps: int) -> dict[str, float]:
+    """Milliseconds per step of ``train()`` (which runs ``steps`` steps) by operator family (self CPU time)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        train()
+    out = dict.fromkeys([*FAMILIES, "other"], 0.0)
+    for ev in prof.key_averages():
+        family = next((f for f, names in FAMILIES.items() if ev.key in names), "other")
+        out[family] += ev.self_cpu_time_total / 1e3 / steps  # microseconds -> ms per step
+    return out
+
+
 def timed(f):
     t0 = time.process_time()
     out = f()
@@ -220,6 +250,15 @@ def main() -> None:
         f"{drift_plain:.1e}, fast fp32 {drift32:.1e}; |held-out output-bit loss difference| bf16 {diff16:.1e} "
         f"(at {reference.pred_loss[-1, 0]:.4f})"
     )
+    n = min(args.steps, 20)
+    where = {
+        "fast trainer, fp32": breakdown(lambda: run_fast(FastRunConfig(paper_config(n), "fp32")), n),
+        "plain loop": breakdown(lambda: plain_loop(paper_config(n)), n),
+    }
+    print(f"where the time goes ({n} steps under the profiler; ms/step of self CPU time, fast fp32 / plain loop):")
+    for family in where["plain loop"]:
+        a, b = where["fast trainer, fp32"][family], where["plain loop"][family]
+        print(f"  {family:>26}: {a:6.1f} / {b:6.1f}  ({a - b:+.1f})")
     print(f"plain / reference trainer (float32): {t_plain / t_ref:.2f}")
     print(
         f"plain float32 / fast bfloat16: {t_plain / t_fast:.2f}"
