@@ -72,16 +72,9 @@ class NotNeutral(ValueError):
     """The changed code was not shown to compute the committed numbers: the units keep their keys (stale)."""
 
 
-def numerics_at(root: str | Path, rev: str, funcs: list[str]) -> dict[str, str]:
-    """``{func: numerics version}`` of the unit functions ``funcs`` (``"package.module:function"``) as the code stood
-    at git revision ``rev`` of the repository at ``root``, read in a temporary worktree by a fresh interpreter."""
-    root = Path(root)
-    script = (
-        "import json, sys\n"
-        "from lib.core.numerics import numerics_version\n"
-        "from lib.studies._study import resolve\n"
-        "print(json.dumps({f: numerics_version(resolve(f)) for f in json.loads(sys.argv[1])}))\n"
-    )
+def _at_revision(root: str | Path, rev: str, script: str, args: list[str], what: str, env: dict | None = None) -> str:
+    """The last line ``script`` prints, run with ``args`` by a fresh interpreter in a temporary worktree of git
+    revision ``rev`` of the repository at ``root`` (the worktree's ``lib`` comes first on the path)."""
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp) / "then"
         subprocess.run(
@@ -89,17 +82,31 @@ def numerics_at(root: str | Path, rev: str, funcs: list[str]) -> dict[str, str]:
         )
         try:
             out = subprocess.run(
-                [sys.executable, "-c", script, json.dumps(sorted(set(funcs)))],
-                cwd=where,  # the worktree's lib comes first on the path ('' for -c)
+                [sys.executable, "-c", script, *args],
+                cwd=where,
                 check=True,
                 capture_output=True,
                 text=True,
+                env=env,
             )
         except subprocess.CalledProcessError as err:
-            raise NotNeutral(f"could not read the numerics of {funcs} at {rev}: {err.stderr[-500:]}") from None
+            raise NotNeutral(f"could not {what} at {rev}: {err.stderr[-500:]}") from None
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=root, capture_output=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return out.stdout.strip().splitlines()[-1]
+
+
+def numerics_at(root: str | Path, rev: str, funcs: list[str]) -> dict[str, str]:
+    """``{func: numerics version}`` of the unit functions ``funcs`` (``"package.module:function"``) as the code stood
+    at git revision ``rev`` of the repository at ``root``, read in a temporary worktree by a fresh interpreter."""
+    script = (
+        "import json, sys\n"
+        "from lib.core.numerics import numerics_version\n"
+        "from lib.studies._study import resolve\n"
+        "print(json.dumps({f: numerics_version(resolve(f)) for f in json.loads(sys.argv[1])}))\n"
+    )
+    names = json.dumps(sorted(set(funcs)))
+    return json.loads(_at_revision(root, rev, script, [names], f"read the numerics of {funcs}"))
 
 
 def _alike(recorded: dict, here: dict, fields: tuple[str, ...] = MACHINE_FIELDS) -> bool:
@@ -140,25 +147,9 @@ def value_at(root: str | Path, rev: str, study_name: str, index: int) -> dict:
         "u = make_study(sys.argv[1]).units[int(sys.argv[2])]\n"
         "print(json.dumps(run_unit(u)['value']))\n"
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        where = Path(tmp) / "then"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(where), rev], cwd=root, check=True, capture_output=True
-        )
-        try:
-            out = subprocess.run(
-                [sys.executable, "-c", script, study_name, str(index)],
-                cwd=where,
-                check=True,
-                capture_output=True,
-                text=True,
-                env={**os.environ, "BOOK_CACHE": "0", "BOOK_CHECKPOINT_EVERY": "0"},
-            )
-        except subprocess.CalledProcessError as err:
-            raise NotNeutral(f"could not compute unit {index} of {study_name} at {rev}: {err.stderr[-500:]}") from None
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=root, capture_output=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    env = {**os.environ, "BOOK_CACHE": "0", "BOOK_CHECKPOINT_EVERY": "0"}
+    what = f"compute unit {index} of {study_name}"
+    return json.loads(_at_revision(root, rev, script, [study_name, str(index)], what, env=env))
 
 
 def equate(
