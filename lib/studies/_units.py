@@ -40,7 +40,8 @@ def fast_curves(cfg: FastRunConfig) -> dict:
 
 def reference_curves(cfg: GPTRunConfig) -> dict:
     """Train ``cfg`` with the reference trainer (:func:`lib.train.gpt_train.run_members`, uncached: the study caches
-    the unit); its held-out curves, in the layout of :func:`fast_curves`.
+    the unit) on the engine's device; its held-out curves, in the layout of :func:`fast_curves`. Its units do not
+    checkpoint: the reference trainer is :func:`lib.train.train_ensemble`, whose code keys the committed FAST results.
 
     Returns
     -------
@@ -49,7 +50,7 @@ def reference_curves(cfg: GPTRunConfig) -> dict:
         member), ``pred_loss`` (the loss on the predicting positions, same layout) and ``steps_run`` (fewer than
         ``cfg.steps`` when every member met ``stop_below``; a member frozen earlier repeats its last evaluation).
     """
-    run = run_members(cfg)
+    run = run_members(cfg, device=current_unit().device)  # the engine's device (no checkpoints: see the docstring)
     return {
         "steps": [int(s) for s in run.steps],
         "loss": run.loss.tolist(),
