@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                     tolerance=args.tolerance,
                     then_here=then_here,
                 )
-            except NotNeutral as err:
+            except (NotNeutral, RuntimeError) as err:  # RuntimeError: a study defined by another's committed units
                 failed += 1
                 print(f"{name}: NOT re-keyed. {err}")
                 continue
