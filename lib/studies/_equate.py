@@ -129,9 +129,19 @@ def _within(a, b, tol: float) -> bool:
 
 
 def _recompute(u: StudyUnit) -> dict:
-    """``run_unit(u)`` in a fresh spawned process with one torch thread, as :func:`lib.studies.run_study` runs it."""
-    with local_pool(1) as pool:
-        return pool.submit(run_unit, u).result()
+    """``run_unit(u)`` in a fresh spawned process with one torch thread, as :func:`lib.studies.run_study` runs it,
+    on the CPU (the committed units it is compared with were computed there) and without checkpoints."""
+    saved = {k: os.environ.get(k) for k in ("BOOK_UNIT_DEVICE", "BOOK_CHECKPOINT_EVERY")}
+    os.environ.update(BOOK_UNIT_DEVICE="cpu", BOOK_CHECKPOINT_EVERY="0")  # the spawned worker inherits them
+    try:
+        with local_pool(1) as pool:
+            return pool.submit(run_unit, u).result()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def value_at(root: str | Path, rev: str, study_name: str, index: int) -> dict:
@@ -147,7 +157,7 @@ def value_at(root: str | Path, rev: str, study_name: str, index: int) -> dict:
         "u = make_study(sys.argv[1]).units[int(sys.argv[2])]\n"
         "print(json.dumps(run_unit(u)['value']))\n"
     )
-    env = {**os.environ, "BOOK_CACHE": "0", "BOOK_CHECKPOINT_EVERY": "0"}
+    env = {**os.environ, "BOOK_CACHE": "0", "BOOK_CHECKPOINT_EVERY": "0", "BOOK_UNIT_DEVICE": "cpu"}
     what = f"compute unit {index} of {study_name}"
     return json.loads(_at_revision(root, rev, script, [study_name, str(index)], what, env=env))
 
